@@ -1,0 +1,55 @@
+"""Shared test setup.
+
+Tests marked `postgres`, `redis` or `worker` need the real services. On the embedded
+default they are skipped. CI's second pass sets REQUIRE_SERVICES=1: then a missing
+service stops the run at once, and any skipped test fails the session.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+SERVICE_MARKERS = ("postgres", "redis", "worker")
+_skipped: list[str] = []
+
+
+def _services() -> dict[str, bool]:
+    from django.conf import settings
+
+    return {
+        "postgres": settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql",
+        "redis": bool(settings.REDIS_URL),
+        "worker": bool(settings.REDIS_URL) and os.environ.get("CELERY_WORKER_RUNNING") == "1",
+    }
+
+
+def _required() -> bool:
+    return os.environ.get("REQUIRE_SERVICES") == "1"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    available = _services()
+    if _required():
+        missing = [name for name, present in available.items() if not present]
+        if missing:
+            raise pytest.UsageError(f"REQUIRE_SERVICES=1 but not available: {', '.join(missing)}")
+        return
+    for item in items:
+        for name in SERVICE_MARKERS:
+            if item.get_closest_marker(name) and not available[name]:
+                item.add_marker(pytest.mark.skip(reason=f"needs {name} (CI's second pass runs it)"))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.skipped:
+        _skipped.append(report.nodeid)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if _required() and _skipped:
+        print(f"\nREQUIRE_SERVICES=1 but {len(_skipped)} test(s) were skipped:")
+        for nodeid in _skipped:
+            print(f"  {nodeid}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
