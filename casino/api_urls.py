@@ -1,5 +1,8 @@
 """The `/api/` routes of every app. Apps add their own `urls.py` and are included here."""
 
-from django.urls import URLPattern, URLResolver
+from django.urls import URLPattern, URLResolver, include, path
 
-urlpatterns: list[URLPattern | URLResolver] = []
+urlpatterns: list[URLPattern | URLResolver] = [
+    path("fairness/", include("fairness.urls")),
+    path("wallet/", include("ledger.urls")),
+]

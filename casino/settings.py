@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "channels",
     "casino",
+    "casino.eventstore",
     "fairness",
     "ledger",
 ]

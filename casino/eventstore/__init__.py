@@ -1,0 +1,1 @@
+"""The event store: hash-chained, append-only streams of round events."""
