@@ -1,0 +1,1 @@
+"""Benchmarks that print figures (not run as tests): `python -m bench <name> [--quick] [--json]`."""

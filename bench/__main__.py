@@ -1,0 +1,74 @@
+"""Run one or more benchmarks: ``python -m bench engine fairness ... [--quick] [--json]``.
+
+Each benchmark is a module ``bench/<name>.py`` with ``run(quick: bool) -> dict``; the runner
+imports it, runs it and prints its figures (one JSON line per benchmark with ``--json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import pkgutil
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, cast
+
+import bench
+
+
+def available() -> list[str]:
+    """Names of the benchmark modules in this package."""
+    return sorted(
+        info.name
+        for info in pkgutil.iter_modules([str(Path(bench.__file__).parent)])
+        if not info.name.startswith("_")
+    )
+
+
+def run_one(name: str, *, quick: bool) -> dict[str, Any]:
+    """Import ``bench.<name>`` and return what its ``run(quick)`` reports."""
+    module = importlib.import_module(f"bench.{name}")
+    run = cast(Callable[[bool], dict[str, Any]], module.run)
+    started = time.perf_counter()
+    figures = run(quick)
+    figures.setdefault("bench", name)
+    figures.setdefault("elapsed_s", round(time.perf_counter() - started, 3))
+    return figures
+
+
+def _print_readable(figures: dict[str, Any]) -> None:
+    print(f"== {figures['bench']}")
+    width = max(len(key) for key in figures)
+    for key, value in figures.items():
+        if key != "bench":
+            print(f"  {key:<{width}}  {value}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse arguments, run the named benchmarks in order, print their figures."""
+    names = available()
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("names", nargs="+", metavar="name", help=f"one of: {', '.join(names)}")
+    parser.add_argument("--quick", action="store_true", help="a short run (smoke test)")
+    parser.add_argument("--json", action="store_true", help="one JSON line per benchmark")
+    args = parser.parse_args(argv)
+    # Benchmarks that touch Django find the project's settings without extra setup.
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "casino.settings")
+    unknown = [name for name in args.names if name not in names]
+    if unknown:
+        parser.error(f"unknown benchmark(s): {', '.join(unknown)} (have: {', '.join(names)})")
+    for name in args.names:
+        figures = run_one(name, quick=args.quick)
+        if args.json:
+            print(json.dumps(figures, sort_keys=True), flush=True)
+        else:
+            _print_readable(figures)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
