@@ -1,0 +1,405 @@
+"""Append, load and read the event log.
+
+`append` runs inside the caller's transaction: one INSERT per call on PostgreSQL (hashes are
+computed in Python, the previous hash comes from a per-thread cache that the INSERT itself
+re-checks). Optimistic concurrency comes from the unique (stream_id, version).
+
+Gap-free global order on PostgreSQL: a row's position is (its transaction id << 16) + its index
+in that transaction, so log order is transaction-id order. `read_after` returns only rows whose
+transaction id is below the snapshot's xmin, i.e. from transactions that have all finished: no
+transaction still running can later commit a position below what a reader has already passed.
+Writers never wait for each other. On SQLite, writers are serialized (BEGIN IMMEDIATE), so the
+autoincrement position is already commit order.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
+
+from casino.errors import ConflictError
+from casino.eventstore.models import StoredEvent, format_recorded_at
+from casino.eventstore.upcasting import UPCASTERS, upcast
+from fairness.hashchain import GENESIS, event_body, event_hash
+
+TABLE = "eventstore_storedevent"
+UNIQUE_CONSTRAINT = "eventstore_stream_version_uniq"
+# Positions per transaction on PostgreSQL (low bits of the position).
+TX_SHIFT = 16
+MAX_EVENTS_PER_TRANSACTION = (1 << TX_SHIFT) - 1
+COLUMNS = "position, stream_id, version, type, schema_version, data, recorded_at, prev_hash, hash"
+HEAD_CACHE_SIZE = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class NewEvent:
+    """An event to append: its type, JSON-native data (money as int micro-USDC), schema version."""
+
+    type: str
+    data: dict[str, Any] = field(default_factory=dict)
+    schema_version: int = 1
+
+
+class ConcurrencyError(ConflictError):
+    """The stream is not at the expected version (another writer won). Retry the command."""
+
+    def __init__(self, stream_id: str, expected_version: int, reason: str) -> None:
+        super().__init__(
+            f"Round {stream_id} changed concurrently ({reason}); retry.",
+            code="version_conflict",
+            extra={"stream_id": stream_id, "expected_version": expected_version},
+        )
+        self.stream_id = stream_id
+        self.expected_version = expected_version
+
+
+class _Heads(threading.local):
+    """Per-thread cache of each stream's last (version, hash), re-checked by every INSERT."""
+
+    def __init__(self) -> None:
+        self.by_stream: dict[tuple[str, str], tuple[int, str]] = {}
+
+    def get(self, alias: str, stream_id: str, version: int) -> str | None:
+        head = self.by_stream.get((alias, stream_id))
+        return head[1] if head is not None and head[0] == version else None
+
+    def put(self, alias: str, stream_id: str, version: int, hash_: str) -> None:
+        if len(self.by_stream) >= HEAD_CACHE_SIZE:
+            self.by_stream.pop(next(iter(self.by_stream)))
+        self.by_stream[(alias, stream_id)] = (version, hash_)
+
+    def drop(self, alias: str, stream_id: str) -> None:
+        self.by_stream.pop((alias, stream_id), None)
+
+
+_heads = _Heads()
+
+
+def append(
+    *,
+    stream_id: str,
+    expected_version: int,
+    events: Sequence[NewEvent],
+    using: str = DEFAULT_DB_ALIAS,
+) -> list[StoredEvent]:
+    """Append `events` after `expected_version` (0 = new stream) inside the caller's transaction.
+
+    Raises ConcurrencyError (HTTP 409) if the stream is not at `expected_version`; the caller's
+    transaction is then marked for rollback and the whole command should be retried.
+    """
+    connection = connections[using]
+    if not connection.in_atomic_block:
+        raise transaction.TransactionManagementError(
+            "append() must run inside the caller's transaction.atomic() block"
+        )
+    _check_arguments(stream_id, expected_version, events)
+    if not events:
+        return []
+    prev_hash = GENESIS if expected_version == 0 else _heads.get(using, stream_id, expected_version)
+    from_cache = prev_hash is not None and expected_version > 0
+    if prev_hash is None:
+        prev_hash = _fetch_hash(connection, stream_id, expected_version)
+    recorded_at = datetime.now(UTC)
+    rows = _chain(stream_id, expected_version, events, prev_hash, recorded_at)
+    stored = _insert(connection, stream_id, expected_version, prev_hash, rows, recorded_at)
+    if stored is None and from_cache:
+        # The cached head was stale (e.g. its transaction rolled back): read the real one.
+        _heads.drop(using, stream_id)
+        prev_hash = _fetch_hash(connection, stream_id, expected_version)
+        rows = _chain(stream_id, expected_version, events, prev_hash, recorded_at)
+        stored = _insert(connection, stream_id, expected_version, prev_hash, rows, recorded_at)
+    if stored is None:
+        transaction.set_rollback(True, using=using)
+        raise ConcurrencyError(stream_id, expected_version, "its head moved")
+    last = stored[-1]
+    _heads.put(using, stream_id, last.version, last.hash)
+    return stored
+
+
+def load(
+    stream_id: str, *, upcast_events: bool = True, using: str = DEFAULT_DB_ALIAS
+) -> list[StoredEvent]:
+    """Every event of one stream in version order, upcast to current schema versions."""
+    connection = connections[using]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {COLUMNS} FROM {TABLE} WHERE stream_id = %s ORDER BY version", [stream_id]
+        )
+        events = _build(connection, cursor.fetchall(), upcast_events)
+    if events:
+        _heads.put(using, stream_id, events[-1].version, events[-1].hash)
+    return events
+
+
+def read_after(
+    position: int, limit: int = 1000, *, using: str = DEFAULT_DB_ALIAS
+) -> list[StoredEvent]:
+    """Up to `limit` events with a position above `position`, in log order, never skipping one.
+
+    Pass the position of the last event you processed as the next cursor. On PostgreSQL only
+    events of transactions older than every running one are returned (see the module doc).
+    """
+    connection = connections[using]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {COLUMNS} FROM {TABLE} WHERE position > %s{_watermark(connection)}"
+            " ORDER BY position LIMIT %s",
+            [position, limit],
+        )
+        return _build(connection, cursor.fetchall(), True)
+
+
+def last_position(*, using: str = DEFAULT_DB_ALIAS) -> int:
+    """The highest position `read_after` can return now (0 when the log is empty)."""
+    connection = connections[using]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT max(position) FROM {TABLE} WHERE position > 0{_watermark(connection)}"
+        )
+        row = cursor.fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+def _watermark(connection: BaseDatabaseWrapper) -> str:
+    if connection.vendor != "postgresql":
+        return ""
+    return f" AND position < (pg_snapshot_xmin(pg_current_snapshot())::text::bigint << {TX_SHIFT})"
+
+
+def _check_arguments(stream_id: str, expected_version: int, events: Sequence[NewEvent]) -> None:
+    if not isinstance(stream_id, str) or not 0 < len(stream_id) <= 64:
+        raise ValueError("stream_id must be a non-empty string of at most 64 characters")
+    if not isinstance(expected_version, int) or expected_version < 0:
+        raise ValueError("expected_version must be an int >= 0")
+    if len(events) > MAX_EVENTS_PER_TRANSACTION:
+        raise ValueError(f"at most {MAX_EVENTS_PER_TRANSACTION} events per append")
+    for event in events:
+        if not isinstance(event, NewEvent) or not isinstance(event.data, dict):
+            raise TypeError("events must be NewEvent(type, data: dict, schema_version)")
+        _check_json_native(event.data, event.type)
+
+
+def _check_json_native(value: Any, event_type: str) -> None:
+    """Only str/int/bool/None/list/dict: floats would not hash the same in every language."""
+    if value is None or isinstance(value, str | bool | int):
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError(f"{event_type}: JSON object keys must be strings")
+            _check_json_native(item, event_type)
+        return
+    if isinstance(value, list):
+        for item in value:
+            _check_json_native(item, event_type)
+        return
+    raise TypeError(f"{event_type}: {type(value).__name__} is not allowed in event data")
+
+
+@dataclass(slots=True)
+class _Row:
+    version: int
+    type: str
+    schema_version: int
+    data: dict[str, Any]
+    data_text: str
+    prev_hash: str
+    hash: str
+
+
+def _chain(
+    stream_id: str,
+    expected_version: int,
+    events: Iterable[NewEvent],
+    prev_hash: str,
+    recorded_at: datetime,
+) -> list[_Row]:
+    at_text = format_recorded_at(recorded_at)
+    rows = []
+    for version, event in enumerate(events, start=expected_version + 1):
+        body = event_body(
+            stream=stream_id,
+            version=version,
+            type=event.type,
+            schema_version=event.schema_version,
+            data=event.data,
+            recorded_at=at_text,
+        )
+        hash_ = event_hash(prev_hash, body)
+        text = json.dumps(event.data, ensure_ascii=False, separators=(",", ":"))
+        rows.append(
+            _Row(version, event.type, event.schema_version, event.data, text, prev_hash, hash_)
+        )
+        prev_hash = hash_
+    return rows
+
+
+def _fetch_hash(connection: BaseDatabaseWrapper, stream_id: str, version: int) -> str:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT hash FROM {TABLE} WHERE stream_id = %s AND version = %s", [stream_id, version]
+        )
+        row = cursor.fetchone()
+    if row is None:
+        transaction.set_rollback(True, using=connection.alias)
+        raise ConcurrencyError(stream_id, version, f"it has no version {version}")
+    return str(row[0])
+
+
+_PG_INSERT = f"""
+INSERT INTO {TABLE} ({COLUMNS})
+SELECT base.start + e.n, %s, e.version, e.type, e.schema_version, e.data::jsonb, %s,
+       e.prev_hash, e.hash
+FROM (
+    SELECT coalesce(
+        (SELECT max(position) FROM {TABLE} WHERE position > x.lo AND position < x.hi), x.lo
+    ) AS start
+    FROM (
+        SELECT pg_current_xact_id()::text::bigint << {TX_SHIFT} AS lo,
+               (pg_current_xact_id()::text::bigint + 1) << {TX_SHIFT} AS hi
+    ) x
+) base,
+unnest(%s::int[], %s::text[], %s::int[], %s::text[], %s::text[], %s::text[])
+    WITH ORDINALITY AS e(version, type, schema_version, data, prev_hash, hash, n)
+WHERE %s = 0 OR EXISTS (
+    SELECT 1 FROM {TABLE} WHERE stream_id = %s AND version = %s AND hash = %s
+)
+RETURNING position
+"""
+
+
+def _insert(
+    connection: BaseDatabaseWrapper,
+    stream_id: str,
+    expected_version: int,
+    prev_hash: str,
+    rows: list[_Row],
+    recorded_at: datetime,
+) -> list[StoredEvent] | None:
+    """Insert the rows if the stream's head is (expected_version, prev_hash); None if it is not."""
+    try:
+        with connection.cursor() as cursor:
+            if connection.vendor == "postgresql":
+                positions = _insert_postgres(
+                    cursor, stream_id, expected_version, prev_hash, rows, recorded_at
+                )
+            else:
+                positions = _insert_sqlite(
+                    connection, cursor, stream_id, expected_version, prev_hash, rows, recorded_at
+                )
+    except IntegrityError as exc:
+        if not _is_version_conflict(exc):
+            raise
+        transaction.set_rollback(True, using=connection.alias)
+        raise ConcurrencyError(stream_id, expected_version, "the version is taken") from exc
+    if positions is None:
+        return None
+    events = []
+    for position, row in zip(sorted(positions), rows, strict=True):
+        event = StoredEvent(
+            position, stream_id, row.version, row.type, row.schema_version, row.data,
+            recorded_at, row.prev_hash, row.hash,
+        )  # fmt: skip
+        event._state.adding = False
+        event._state.db = connection.alias
+        events.append(event)
+    return events
+
+
+def _insert_postgres(
+    cursor: Any,
+    stream_id: str,
+    expected_version: int,
+    prev_hash: str,
+    rows: list[_Row],
+    recorded_at: datetime,
+) -> list[int] | None:
+    cursor.execute(
+        _PG_INSERT,
+        [
+            stream_id,
+            recorded_at,
+            [r.version for r in rows],
+            [r.type for r in rows],
+            [r.schema_version for r in rows],
+            [r.data_text for r in rows],
+            [r.prev_hash for r in rows],
+            [r.hash for r in rows],
+            expected_version,
+            stream_id,
+            expected_version,
+            prev_hash,
+        ],
+    )
+    positions = [int(p) for (p,) in cursor.fetchall()]
+    return positions or None
+
+
+def _insert_sqlite(
+    connection: BaseDatabaseWrapper,
+    cursor: Any,
+    stream_id: str,
+    expected_version: int,
+    prev_hash: str,
+    rows: list[_Row],
+    recorded_at: datetime,
+) -> list[int] | None:
+    if expected_version > 0:
+        cursor.execute(
+            f"SELECT 1 FROM {TABLE} WHERE stream_id = %s AND version = %s AND hash = %s",
+            [stream_id, expected_version, prev_hash],
+        )
+        if cursor.fetchone() is None:
+            return None
+    at = connection.ops.adapt_datetimefield_value(recorded_at)
+    values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s)"] * len(rows))
+    params: list[Any] = []
+    for r in rows:
+        params += [stream_id, r.version, r.type, r.schema_version, r.data_text, at, r.prev_hash]
+        params.append(r.hash)
+    cursor.execute(
+        f"INSERT INTO {TABLE} ({COLUMNS.removeprefix('position, ')}) VALUES {values}"
+        " RETURNING position",
+        params,
+    )
+    return [int(p) for (p,) in cursor.fetchall()]
+
+
+def _is_version_conflict(exc: IntegrityError) -> bool:
+    diag = getattr(exc.__cause__, "diag", None)
+    if diag is not None:
+        return getattr(diag, "constraint_name", None) == UNIQUE_CONSTRAINT
+    return f"{TABLE}.stream_id, {TABLE}.version" in str(exc)
+
+
+def _build(
+    connection: BaseDatabaseWrapper, rows: Sequence[Sequence[Any]], upcast_events: bool
+) -> list[StoredEvent]:
+    events = []
+    sqlite = connection.vendor == "sqlite"
+    alias = connection.alias
+    for position, stream_id, version, type_, schema_version, data, at, prev, hash_ in rows:
+        if isinstance(data, str):
+            data = json.loads(data)
+        if sqlite:
+            # SQLite hands back naive UTC (a datetime or, from raw SQL, text).
+            at = (datetime.fromisoformat(at) if isinstance(at, str) else at).replace(tzinfo=UTC)
+        event = StoredEvent(
+            position, stream_id, version, type_, schema_version, data, at, prev, hash_
+        )
+        event._state.adding = False
+        event._state.db = alias
+        if upcast_events and (type_, schema_version) in UPCASTERS:
+            # Keep the stored shape: the hash chain is over it, not over the upcast one.
+            event._stored = (schema_version, data)  # type: ignore[attr-defined]
+            event.schema_version, event.data = upcast(type_, schema_version, copy.deepcopy(data))
+        events.append(event)
+    return events
