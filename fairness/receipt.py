@@ -1,0 +1,114 @@
+"""Round receipts: canonical JSON signed with Ed25519. Pure: no Django.
+
+The signature covers exactly `canonical_json(receipt)`; signatures and keys travel as lowercase
+hex; a key id is the first 16 hex characters of sha256(raw 32-byte public key).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+from fairness.canonical import canonical_json
+
+RECEIPT_VERSION = 1
+SPEC = "fairness-v1"
+ALGORITHM = "Ed25519"
+
+RECEIPT_KEYS = frozenset(
+    {
+        "spec", "receipt_version", "round_id", "table_id", "ruleset", "ruleset_hash",
+        "chain_id", "nonce", "commitment", "server_seed", "client_material", "participants",
+        "cards", "stream", "final_event_version", "final_event_hash", "outcome", "payouts",
+    }
+)  # fmt: skip
+
+
+def build_receipt(
+    *,
+    round_id: str,
+    table_id: str,
+    ruleset: str,
+    ruleset_hash: str,
+    chain_id: str,
+    nonce: int,
+    commitment: str,
+    server_seed: str,
+    client_material: str,
+    participants: list[dict[str, Any]],
+    cards: list[dict[str, Any]],
+    stream: str,
+    final_event_version: int,
+    final_event_hash: str,
+    outcome: str,
+    payouts: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """The receipt dict of one finished round (see docs/fairness.md, "Receipt format")."""
+    return {
+        "spec": SPEC,
+        "receipt_version": RECEIPT_VERSION,
+        "round_id": round_id,
+        "table_id": table_id,
+        "ruleset": ruleset,
+        "ruleset_hash": ruleset_hash,
+        "chain_id": chain_id,
+        "nonce": nonce,
+        "commitment": commitment,
+        "server_seed": server_seed,
+        "client_material": client_material,
+        "participants": participants,
+        "cards": cards,
+        "stream": stream,
+        "final_event_version": final_event_version,
+        "final_event_hash": final_event_hash,
+        "outcome": outcome,
+        "payouts": payouts,
+    }
+
+
+def private_key_from_hex(private_key_hex: str) -> Ed25519PrivateKey:
+    """The Ed25519 private key from its 32 raw bytes as hex (settings.RECEIPT_SIGNING_KEY)."""
+    return Ed25519PrivateKey.from_private_bytes(bytes.fromhex(private_key_hex))
+
+
+def public_key_bytes(private_key: Ed25519PrivateKey) -> bytes:
+    """The raw 32-byte public key of a private key."""
+    return private_key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+
+
+def key_id(public_key: bytes) -> str:
+    """First 16 hex characters of sha256(raw public key)."""
+    return hashlib.sha256(public_key).hexdigest()[:16]
+
+
+def sign_receipt(receipt: Mapping[str, Any], private_key: Ed25519PrivateKey) -> str:
+    """The Ed25519 signature of the receipt's canonical JSON, as 128 hex characters."""
+    return private_key.sign(canonical_json(receipt)).hex()
+
+
+def load_public_key(public_key_hex: str) -> Ed25519PublicKey:
+    """An Ed25519 public key from its 32 raw bytes as hex; ValueError if malformed."""
+    raw = bytes.fromhex(public_key_hex)
+    if len(raw) != 32:
+        raise ValueError("an Ed25519 public key is 32 bytes")
+    return Ed25519PublicKey.from_public_bytes(raw)
+
+
+def verify_receipt(
+    receipt: Mapping[str, Any], signature_hex: str, public_key: Ed25519PublicKey | str
+) -> bool:
+    """Whether the signature is the key's valid signature on the receipt's canonical JSON."""
+    try:
+        key = load_public_key(public_key) if isinstance(public_key, str) else public_key
+        signature = bytes.fromhex(signature_hex)
+        if len(signature) != 64:
+            return False
+        key.verify(signature, canonical_json(receipt))
+    except (InvalidSignature, ValueError, TypeError):
+        return False
+    return True
