@@ -18,7 +18,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 class ApplicationError(Exception):
     """A business error with a stable code, mapped to one HTTP status."""
 
-    status_code = status.HTTP_400_BAD_REQUEST
+    status_code: int = status.HTTP_400_BAD_REQUEST
 
     def __init__(
         self,
@@ -37,7 +37,7 @@ class ApplicationError(Exception):
 
 
 class ConflictError(ApplicationError):
-    status_code = status.HTTP_409_CONFLICT
+    status_code: int = status.HTTP_409_CONFLICT
 
 
 def error_body(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:

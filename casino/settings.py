@@ -26,7 +26,9 @@ SEED_ENCRYPTION_KEYS: list[str] = [k.strip() for k in _secrets["SEED_ENCRYPTION_
 # Ed25519 private key (64 hex chars) that signs round receipts.
 RECEIPT_SIGNING_KEY: str = _secrets["RECEIPT_SIGNING_KEY"]
 
-ALLOWED_HOSTS: list[str] = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
+ALLOWED_HOSTS: list[str] = env.list(
+    "ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"]
+)
 CSRF_TRUSTED_ORIGINS: list[str] = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 INSTALLED_APPS = [
@@ -40,6 +42,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "channels",
     "casino",
     "casino.eventstore",
@@ -85,10 +88,12 @@ def database_config(url: str | None) -> dict[str, Any]:
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": str(BASE_DIR / "db.sqlite3"),
             "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
-            "TEST": {"NAME": str(BASE_DIR / "test-db.sqlite3")},
         }
     config: dict[str, Any] = environ.Env.db_url_config(url)
-    if config["ENGINE"] in ("django.db.backends.postgresql", "django.db.backends.postgresql_psycopg2"):
+    if config["ENGINE"] in (
+        "django.db.backends.postgresql",
+        "django.db.backends.postgresql_psycopg2",
+    ):
         config["ENGINE"] = "django.db.backends.postgresql"
         # Persistent connections leak under ASGI; the pool keeps reuse without the leak.
         config["CONN_MAX_AGE"] = 0
@@ -188,12 +193,23 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # Swagger UI assets are served from the sidecar package: the machines have no internet.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # Money: the largest amount accepted at the API edge, in micro-USDC (default 1,000,000 USDC).
 MAX_AMOUNT_MICRO: int = env.int("MAX_AMOUNT_MICRO", default=1_000_000_000_000)
 # Demo faucet (deposit to self) only in demo mode.
 DEMO_MODE: bool = env.bool("DEMO_MODE", default=DEBUG)
+# Ledger: account types allowed below zero (the database allows at most external, house and
+# receivable types); the demo faucet's cap per request; how long idempotent responses are kept.
+LEDGER_NEGATIVE_BALANCE_TYPES: list[str] = env.list(
+    "LEDGER_NEGATIVE_BALANCE_TYPES", default=["external", "house_bankroll", "receivable"]
+)
+LEDGER_FAUCET_MAX_MICRO: int = env.int("LEDGER_FAUCET_MAX_MICRO", default=1_000_000_000)
+IDEMPOTENCY_RETENTION_DAYS: int = env.int("IDEMPOTENCY_RETENTION_DAYS", default=30)
 
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"

@@ -8,6 +8,10 @@ service stops the run at once, and any skipped test fails the session.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -21,7 +25,8 @@ def _services() -> dict[str, bool]:
     return {
         "postgres": settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql",
         "redis": bool(settings.REDIS_URL),
-        "worker": bool(settings.REDIS_URL) and os.environ.get("CELERY_WORKER_RUNNING") == "1",
+        # Worker tests start their own worker process against the test database.
+        "worker": bool(settings.REDIS_URL),
     }
 
 
@@ -53,3 +58,51 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         for nodeid in _skipped:
             print(f"  {nodeid}")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture
+def celery_worker_process(transactional_db: None) -> Iterator[subprocess.Popen[bytes]]:
+    """A real Celery worker process, pointed at the test database, for `worker` tests."""
+    from django.conf import settings
+    from django.db import connection
+
+    from casino.celery import app
+
+    env = dict(os.environ)
+    db = settings.DATABASES["default"]
+    auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
+    env["DATABASE_URL"] = (
+        f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/"
+        f"{connection.settings_dict['NAME']}"
+    )
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "casino",
+            "worker",
+            "--pool",
+            "solo",
+            "--loglevel",
+            "WARNING",
+            "--without-gossip",
+            "--without-mingle",
+        ],
+        env=env,
+        cwd=str(settings.BASE_DIR),
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if app.control.ping(timeout=0.5):
+                break
+            if proc.poll() is not None:
+                raise RuntimeError("the Celery worker exited during startup")
+        else:
+            raise RuntimeError("the Celery worker did not answer a ping within 30 s")
+        yield proc
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
