@@ -1,0 +1,338 @@
+"""Wallet API: one APIView per operation; views parse, call one service, serialize.
+
+Money-moving requests need an `Idempotency-Key` header (see ledger/idempotency.py).
+Amounts are decimal strings in and out (6 places out); see ledger/money.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_serializer,
+)
+from rest_framework import serializers
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.permissions import IsAdminUser, IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from casino.errors import ApplicationError
+from ledger import selectors, services
+from ledger.idempotency import idempotent_request
+from ledger.models import JournalEntry, WithdrawalRequest
+from ledger.money import CURRENCY, format_amount, parse_amount
+
+IDEMPOTENCY_HEADER = OpenApiParameter(
+    "Idempotency-Key",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    required=True,
+    description="Unique per money-moving request (1-100 chars A-Z a-z 0-9 . _ : -). "
+    "Same key + same body replays the first response; another body gives 422.",
+)
+
+
+@extend_schema_field(
+    {"type": "string", "pattern": r"^(0|[1-9][0-9]*)(\.[0-9]{1,6})?$", "example": "12.5"}
+)
+class AmountField(serializers.Field):
+    """A USDC amount as a decimal string; parsed strictly by ledger.money (400 on anything else)."""
+
+    def to_internal_value(self, data: Any) -> int:
+        return parse_amount(data, field=self.field_name or "amount")
+
+    def to_representation(self, value: int) -> str:
+        return format_amount(value)
+
+
+@extend_schema_field({"type": "string", "example": "12.500000"})
+class AmountOutField(serializers.Field):
+    def to_representation(self, value: int) -> str:
+        return format_amount(value)
+
+
+class PostingOut(serializers.Serializer):
+    account_type = serializers.CharField(source="account.type")
+    amount = AmountOutField()
+
+
+class EntryOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    kind = serializers.CharField()
+    reference = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    postings = serializers.SerializerMethodField()
+
+    @extend_schema_field(PostingOut(many=True))
+    def get_postings(self, entry: JournalEntry) -> list[dict[str, Any]]:
+        own = getattr(entry, "own_postings", None)
+        rows = own if own is not None else entry.postings.select_related("account").order_by("id")
+        return list(PostingOut(rows, many=True).data)
+
+
+class WithdrawalOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    user_id = serializers.IntegerField()
+    amount = AmountOutField(source="amount_micro")
+    status = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    resolved_at = serializers.DateTimeField(allow_null=True)
+    request_entry_id = serializers.IntegerField()
+    resolution_entry_id = serializers.IntegerField(allow_null=True)
+
+
+def _idempotent_response(
+    request: Request, *, operation: str, payload: dict[str, Any], perform: Any
+) -> Response:
+    status, body, replayed = idempotent_request(
+        user_id=request.user.pk,
+        key=request.headers.get("Idempotency-Key"),
+        operation=operation,
+        payload=payload,
+        perform=perform,
+    )
+    response = Response(body, status=status)
+    if replayed:
+        response["Idempotent-Replayed"] = "true"
+    return response
+
+
+class WalletBalanceApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema_serializer(component_name="WalletBalance")
+    class OutputSerializer(serializers.Serializer):
+        currency = serializers.CharField()
+        available = AmountOutField()
+        pending_withdrawal = AmountOutField()
+        receivable = AmountOutField()
+
+    @extend_schema(operation_id="wallet_balance", responses=OutputSerializer)
+    def get(self, request: Request) -> Response:
+        balances = selectors.wallet_balances(user_id=request.user.pk)
+        data = {
+            "currency": CURRENCY,
+            "available": balances["player_available"],
+            "pending_withdrawal": balances["pending_withdrawal"],
+            "receivable": balances["receivable"],
+        }
+        return Response(self.OutputSerializer(data).data)
+
+
+class WalletEntryListApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    class Pagination(LimitOffsetPagination):
+        default_limit = 50
+        max_limit = 200
+
+    @extend_schema(operation_id="wallet_entries", responses=EntryOut(many=True))
+    def get(self, request: Request) -> Response:
+        paginator = self.Pagination()
+        page = paginator.paginate_queryset(
+            selectors.wallet_entries(user_id=request.user.pk), request, view=self
+        )
+        return paginator.get_paginated_response(EntryOut(page, many=True).data)
+
+
+class AmountInput(serializers.Serializer):
+    amount = AmountField()
+
+
+class WithdrawalRequestApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        operation_id="wallet_withdrawal_request",
+        parameters=[IDEMPOTENCY_HEADER],
+        request=AmountInput,
+        responses={201: WithdrawalOut},
+    )
+    def post(self, request: Request) -> Response:
+        data = AmountInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        amount = data.validated_data["amount"]
+
+        def perform(key: str, fingerprint: str) -> tuple[int, dict[str, Any]]:
+            withdrawal = services.withdrawal_request_post(
+                user=request.user,
+                amount_micro=amount,
+                idempotency_key=key,
+                entry_fingerprint=fingerprint,
+            )
+            return 201, dict(WithdrawalOut(withdrawal).data)
+
+        return _idempotent_response(
+            request, operation="withdrawal_request", payload={"amount": amount}, perform=perform
+        )
+
+
+class FaucetApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        operation_id="wallet_faucet",
+        description="Demo mode only (settings.DEMO_MODE): credit your own wallet.",
+        parameters=[IDEMPOTENCY_HEADER],
+        request=AmountInput,
+        responses={201: EntryOut},
+    )
+    def post(self, request: Request) -> Response:
+        data = AmountInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        amount = data.validated_data["amount"]
+
+        def perform(key: str, fingerprint: str) -> tuple[int, dict[str, Any]]:
+            entry = services.wallet_faucet_post(
+                user=request.user,
+                amount_micro=amount,
+                idempotency_key=key,
+                entry_fingerprint=fingerprint,
+            )
+            entry.own_postings = list(  # type: ignore[attr-defined]
+                entry.postings.filter(account__owner_id=request.user.pk).select_related("account")
+            )
+            return 201, dict(EntryOut(entry).data)
+
+        return _idempotent_response(
+            request, operation="faucet", payload={"amount": amount}, perform=perform
+        )
+
+
+class StaffDepositApi(APIView):
+    permission_classes = [IsAdminUser]
+
+    class InputSerializer(serializers.Serializer):
+        user_id = serializers.IntegerField(min_value=1)
+        amount = AmountField()
+
+    @extend_schema(
+        operation_id="staff_deposit",
+        description="Staff credit a player's wallet (off-chain; no blockchain integration).",
+        parameters=[IDEMPOTENCY_HEADER],
+        request=InputSerializer,
+        responses={201: EntryOut},
+    )
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        user_id, amount = data.validated_data["user_id"], data.validated_data["amount"]
+        if not get_user_model().objects.filter(pk=user_id).exists():
+            raise ApplicationError("No such user.", code="user_not_found", status_code=404)
+
+        def perform(key: str, fingerprint: str) -> tuple[int, dict[str, Any]]:
+            entry = services.wallet_deposit_post(
+                user=user_id,
+                amount_micro=amount,
+                idempotency_key=key,
+                source="staff",
+                created_by=request.user,
+                entry_fingerprint=fingerprint,
+            )
+            return 201, dict(EntryOut(entry).data)
+
+        return _idempotent_response(
+            request,
+            operation="staff_deposit",
+            payload={"user_id": user_id, "amount": amount},
+            perform=perform,
+        )
+
+
+class _StaffWithdrawalResolveApi(APIView):
+    permission_classes = [IsAdminUser]
+    operation = ""
+
+    def resolve(self, *, withdrawal_id: int, staff: Any, key: str) -> WithdrawalRequest:
+        raise NotImplementedError
+
+    def post(self, request: Request, withdrawal_id: int) -> Response:
+        def perform(key: str, fingerprint: str) -> tuple[int, dict[str, Any]]:
+            withdrawal = self.resolve(withdrawal_id=withdrawal_id, staff=request.user, key=key)
+            return 200, dict(WithdrawalOut(withdrawal).data)
+
+        return _idempotent_response(
+            request,
+            operation=self.operation,
+            payload={"withdrawal_id": withdrawal_id},
+            perform=perform,
+        )
+
+
+class StaffWithdrawalCompleteApi(_StaffWithdrawalResolveApi):
+    operation = "withdrawal_complete"
+
+    def resolve(self, *, withdrawal_id: int, staff: Any, key: str) -> WithdrawalRequest:
+        return services.withdrawal_complete_post(
+            withdrawal_id=withdrawal_id, staff=staff, idempotency_key=key
+        )
+
+    @extend_schema(
+        operation_id="staff_withdrawal_complete",
+        parameters=[IDEMPOTENCY_HEADER],
+        request=None,
+        responses={200: WithdrawalOut},
+    )
+    def post(self, request: Request, withdrawal_id: int) -> Response:
+        return super().post(request, withdrawal_id)
+
+
+class StaffWithdrawalCancelApi(_StaffWithdrawalResolveApi):
+    operation = "withdrawal_cancel"
+
+    def resolve(self, *, withdrawal_id: int, staff: Any, key: str) -> WithdrawalRequest:
+        return services.withdrawal_cancel_post(
+            withdrawal_id=withdrawal_id, staff=staff, idempotency_key=key
+        )
+
+    @extend_schema(
+        operation_id="staff_withdrawal_cancel",
+        parameters=[IDEMPOTENCY_HEADER],
+        request=None,
+        responses={200: WithdrawalOut},
+    )
+    def post(self, request: Request, withdrawal_id: int) -> Response:
+        return super().post(request, withdrawal_id)
+
+
+class StaffWithdrawalListApi(APIView):
+    permission_classes = [IsAdminUser]
+
+    @extend_schema(
+        operation_id="staff_withdrawal_list",
+        parameters=[
+            OpenApiParameter("status", OpenApiTypes.STR, enum=["pending", "completed", "cancelled"])
+        ],
+        responses=WithdrawalOut(many=True),
+    )
+    def get(self, request: Request) -> Response:
+        paginator = LimitOffsetPagination()
+        rows = selectors.withdrawal_list(status=request.query_params.get("status"))
+        page = paginator.paginate_queryset(rows, request, view=self)
+        return paginator.get_paginated_response(WithdrawalOut(page, many=True).data)
+
+
+class StaffReceivableListApi(APIView):
+    permission_classes = [IsAdminUser]
+
+    @extend_schema_serializer(component_name="Receivable")
+    class OutputSerializer(serializers.Serializer):
+        user_id = serializers.IntegerField(source="account.owner_id")
+        username = serializers.CharField(source="account.owner.username")
+        owed = serializers.SerializerMethodField()
+
+        def get_owed(self, row: Any) -> str:
+            return format_amount(-row.balance)
+
+    @extend_schema(operation_id="staff_receivable_list", responses=OutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(selectors.receivable_list(), request, view=self)
+        return paginator.get_paginated_response(self.OutputSerializer(page, many=True).data)
