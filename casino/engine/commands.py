@@ -1,0 +1,115 @@
+"""Commands: what a player, the table or the clock asks for. `decide` turns them into events."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TypeAlias
+
+from casino.engine.events import Participant, RoundOptions
+
+
+@dataclass(frozen=True, slots=True)
+class OpenRound:
+    """Open a round. For `duel` every stake is placed and the cards dealt at once (needs a shoe)."""
+
+    round_id: str
+    table_id: str
+    ruleset: str
+    chain_id: str
+    nonce: int
+    commitment: str  # sha256 hex the revealed server seed must hash to
+    participants: tuple[Participant, ...]  # seat order
+    options: RoundOptions
+
+
+@dataclass(frozen=True, slots=True)
+class PlaceBet:
+    """One amount per betting box (0 = box left empty). The last bet closes betting and deals.
+
+    REBET & DEAL and DOUBLE BET & DEAL are just amounts here (seed 000).
+    """
+
+    player_id: str
+    amounts: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TakeInsurance:
+    """Insure `box`. amount None = half the bet (the only amount classic/atlantic_city allow)."""
+
+    player_id: str
+    box: int = 0
+    amount: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeclineInsurance:
+    """Decline insurance or even money on `box`."""
+
+    player_id: str
+    box: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TakeEvenMoney:
+    player_id: str
+    box: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """Draw a card. With the safety net on, a risky hit needs confirm=True (seed 000)."""
+
+    player_id: str
+    confirm: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Stand:
+    player_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Double:
+    player_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    player_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Timeout:
+    """Apply whatever an expired deadline implies (nothing if none expired)."""
+
+
+@dataclass(frozen=True, slots=True)
+class VoidRound:
+    """Malfunction voids all pays and plays (seeds 000, 002): refund and reverse everything."""
+
+    reason: str
+    evidence: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RevealSeed:
+    """Record the server seed after the round ended; it must hash to the commitment."""
+
+    server_seed: str
+
+
+Command: TypeAlias = (
+    OpenRound
+    | PlaceBet
+    | TakeInsurance
+    | DeclineInsurance
+    | TakeEvenMoney
+    | Hit
+    | Stand
+    | Double
+    | Split
+    | Timeout
+    | VoidRound
+    | RevealSeed
+)

@@ -1,0 +1,287 @@
+"""The decider: decide(state, command, now_ms, shoe) -> events; evolve; replay; expire.
+
+Pure: no I/O, no clock (now_ms is an argument), no randomness (the shoe is injected).
+The live path and replay share `evolve`: `step` returns exactly reduce(evolve, events, state).
+
+Service flow for every command: state = replay(stored events); events = expire(state, now,
+shoe) (append them if any, fold); then decide(state, command, now, shoe). A command
+arriving after an expired deadline without that first step raises `deadline_passed`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from casino.engine import banked, duel
+from casino.engine import errors as E
+from casino.engine.commands import (
+    Command,
+    DeclineInsurance,
+    Double,
+    Hit,
+    OpenRound,
+    PlaceBet,
+    RevealSeed,
+    Split,
+    Stand,
+    TakeEvenMoney,
+    TakeInsurance,
+    Timeout,
+    VoidRound,
+)
+from casino.engine.errors import DomainError
+from casino.engine.events import (
+    BetPlaced,
+    BettingClosed,
+    Event,
+    PlayerAmount,
+    RoundOpened,
+    RoundVoided,
+    ServerSeedRevealed,
+)
+from casino.engine.evolve import ReplayError, evolve, replay
+from casino.engine.rules import DUEL, RULESETS, RuleSet
+from casino.engine.run import Run
+from casino.engine.shoe import Shoe
+from casino.engine.state import BETTING, DUELING, INSURANCE, PLAYING, SETTLED, VOIDED, RoundState
+
+__all__ = ["ReplayError", "decide", "evolve", "expire", "replay", "step"]
+
+_CLIENT_SEED = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
+
+
+def decide(
+    state: RoundState | None, command: Command, now_ms: int, shoe: Shoe | None
+) -> list[Event]:
+    """The events `command` causes, or DomainError with a stable code."""
+    return step(state, command, now_ms, shoe)[0]
+
+
+def step(
+    state: RoundState | None, command: Command, now_ms: int, shoe: Shoe | None
+) -> tuple[list[Event], RoundState]:
+    """decide and fold in one go: (events, reduce(evolve, events, state))."""
+    if isinstance(command, OpenRound):
+        if state is not None:
+            raise DomainError(E.ROUND_ALREADY_OPEN, "this round is already open")
+        return _open(command, now_ms, shoe)
+    if state is None:
+        raise DomainError(E.ROUND_NOT_OPEN, "open the round first")
+    run = Run(state, now_ms, shoe)
+    if isinstance(command, Timeout):
+        _expire(run)
+    elif isinstance(command, VoidRound):
+        _void(run, command)
+    elif isinstance(command, RevealSeed):
+        _reveal_seed(run, command)
+    else:
+        if state.finished:
+            raise DomainError(E.ROUND_FINISHED, f"the round is {state.phase}")
+        if state.deadline_ms is not None and now_ms >= state.deadline_ms:
+            raise DomainError(E.DEADLINE_PASSED, "a deadline passed: apply expire() first")
+        _play(run, command)
+    return run.events, run.state
+
+
+def expire(state: RoundState | None, now_ms: int, shoe: Shoe | None) -> list[Event]:
+    """The events an expired deadline implies at now_ms (empty if none expired)."""
+    if state is None:
+        return []
+    run = Run(state, now_ms, shoe)
+    _expire(run)
+    return run.events
+
+
+def _expire(run: Run) -> None:
+    s = run.state
+    if s.finished or s.deadline_ms is None or run.now_ms < s.deadline_ms:
+        return
+    if s.phase == BETTING:
+        if s.boxes:
+            _close_and_deal(run)  # seats that did not bet sit this round out
+        else:
+            run.emit(RoundVoided("no_bets", "", (), (), 0, False, run.now_ms))
+    elif s.phase == INSURANCE:
+        banked.expire_insurance(run)
+    elif s.phase == PLAYING and s.turn >= 0:
+        banked.stand_on_timeout(run)
+    elif s.phase == DUELING:
+        duel.expire(run)
+
+
+def _play(run: Run, command: Command) -> None:
+    s = run.state
+    is_duel = s.rules.kind == DUEL
+    if isinstance(command, PlaceBet):
+        _place_bet(run, command)
+    elif isinstance(command, Hit):
+        _participant(s, command.player_id)
+        if is_duel:
+            duel.hit(run, command.player_id)
+        else:
+            banked.hit(run, command, _safety_net(s, command.player_id))
+    elif isinstance(command, Stand):
+        _participant(s, command.player_id)
+        if is_duel:
+            duel.stand(run, command.player_id)
+        else:
+            banked.stand(run, command)
+    elif is_duel:
+        raise DomainError(E.ACTION_NOT_ALLOWED, "duel allows hit and stand only")
+    elif isinstance(command, Double):
+        _participant(s, command.player_id)
+        banked.double(run, command)
+    elif isinstance(command, Split):
+        _participant(s, command.player_id)
+        banked.split(run, command)
+    elif isinstance(command, TakeInsurance):
+        _participant(s, command.player_id)
+        banked.take_insurance(run, command.player_id, command.box, command.amount)
+    elif isinstance(command, DeclineInsurance):
+        _participant(s, command.player_id)
+        banked.decline_insurance(run, command.player_id, command.box)
+    elif isinstance(command, TakeEvenMoney):
+        _participant(s, command.player_id)
+        banked.take_even_money(run, command.player_id, command.box)
+    else:  # pragma: no cover - every command type is handled above
+        raise DomainError(E.ACTION_NOT_ALLOWED, f"unknown command {type(command).__name__}")
+
+
+def _participant(s: RoundState, player_id: str) -> None:
+    if all(p.player_id != player_id for p in s.opened.participants):
+        raise DomainError(E.NOT_A_PARTICIPANT, "you are not seated in this round")
+
+
+def _safety_net(s: RoundState, player_id: str) -> bool:
+    if not s.rules.safety_net_available:
+        return False
+    return any(p.player_id == player_id and p.safety_net for p in s.opened.participants)
+
+
+def _check_table(rules: RuleSet, command: OpenRound) -> None:
+    o = command.options
+    players = [p.player_id for p in command.participants]
+    problems = []
+    if not rules.min_seats <= len(players) <= rules.max_seats:
+        problems.append(f"{rules.name} seats {rules.min_seats}..{rules.max_seats} players")
+    if len(set(players)) != len(players):
+        problems.append("a player is seated twice")
+    if any(not _CLIENT_SEED.fullmatch(p.client_seed) for p in command.participants):
+        problems.append("client seeds are 1-64 characters of [A-Za-z0-9_.-]")
+    if o.chip_unit <= 0 or o.chip_unit % 2:
+        problems.append("the chip unit must be a positive even number of micro-USDC")
+    limits = (o.stake,) if rules.kind == DUEL else (o.min_bet, o.max_bet)
+    if any(v % o.chip_unit for v in limits if o.chip_unit > 0):
+        problems.append("limits must be multiples of the chip unit")
+    if rules.kind == DUEL:
+        if not rules.min_table_bet <= o.stake <= rules.max_table_bet:
+            problems.append(f"the duel stake must be {rules.min_table_bet}..{rules.max_table_bet}")
+    else:
+        if not rules.min_table_bet <= o.min_bet <= rules.max_table_bet:
+            problems.append(f"the minimum must be {rules.min_table_bet}..{rules.max_table_bet}")
+        if o.max_bet < o.min_bet:
+            problems.append("the maximum is below the minimum")
+    if problems:
+        raise DomainError(E.INVALID_TABLE, "; ".join(problems))
+
+
+def _open(command: OpenRound, now_ms: int, shoe: Shoe | None) -> tuple[list[Event], RoundState]:
+    rules = RULESETS.get(command.ruleset)
+    if rules is None:
+        raise DomainError(E.INVALID_TABLE, f"unknown rule set {command.ruleset!r}")
+    _check_table(rules, command)
+    opened = RoundOpened(
+        command.round_id,
+        command.table_id,
+        rules.name,
+        rules.version_hash,
+        command.chain_id,
+        command.nonce,
+        command.commitment,
+        command.participants,
+        command.options,
+        now_ms,
+        now_ms + rules.betting_timeout_ms,
+    )
+    run = Run(evolve(None, opened), now_ms, shoe)
+    run.events.append(opened)
+    if rules.kind == DUEL:  # 004: "all players betting the set limit", then the deal
+        for p in command.participants:
+            run.emit(BetPlaced(p.player_id, 0, command.options.stake))
+        _close_and_deal(run)
+    return run.events, run.state
+
+
+def _place_bet(run: Run, command: PlaceBet) -> None:
+    s = run.state
+    _participant(s, command.player_id)
+    if s.phase != BETTING or s.rules.kind == DUEL:
+        raise DomainError(E.ACTION_NOT_ALLOWED, "betting is closed")
+    if any(b.player_id == command.player_id for b in s.boxes):
+        raise DomainError(E.ALREADY_BET, "you already bet this round")
+    amounts = command.amounts
+    if not 1 <= len(amounts) <= s.rules.max_boxes:
+        raise DomainError(E.ACTION_NOT_ALLOWED, f"bet on 1..{s.rules.max_boxes} boxes")
+    o = s.opened.options
+    for amount in amounts:
+        if amount < 0 or amount % o.chip_unit:
+            raise DomainError(E.INVALID_AMOUNT, f"bets are multiples of {o.chip_unit} micro-USDC")
+        if 0 < amount < o.min_bet:
+            raise DomainError(E.BET_BELOW_MINIMUM, f"the table minimum is {o.min_bet}")
+        if amount > o.max_bet:
+            raise DomainError(E.BET_ABOVE_MAXIMUM, f"the table maximum is {o.max_bet}")
+    if not any(amounts):
+        raise DomainError(E.INSUFFICIENT_STAKE, "place at least the table minimum")
+    for box, amount in enumerate(amounts):
+        if amount:
+            run.emit(BetPlaced(command.player_id, box, amount))
+    bettors = {b.player_id for b in run.state.boxes}
+    if all(p.player_id in bettors for p in s.opened.participants):
+        _close_and_deal(run)
+
+
+def _close_and_deal(run: Run) -> None:
+    if run.shoe is None:
+        raise DomainError(E.SHOE_REQUIRED, "closing betting deals cards: pass the round's shoe")
+    material = "|".join(p.client_seed for p in run.state.opened.participants)
+    run.emit(BettingClosed(material, run.now_ms))
+    if run.state.rules.kind == DUEL:
+        duel.deal(run)
+    else:
+        banked.deal(run)
+
+
+def _void(run: Run, command: VoidRound) -> None:
+    s = run.state
+    if s.phase == VOIDED:
+        raise DomainError(E.ALREADY_VOIDED, "the round is already void")
+    staked: dict[str, int] = {}
+    for box in s.boxes:
+        amount = box.insurance + sum(h.stake for h in box.hands)
+        staked[box.player_id] = staked.get(box.player_id, 0) + amount
+    paid: dict[str, int] = {}
+    fee = 0
+    settled = s.phase == SETTLED and s.settlement is not None
+    if s.phase == SETTLED and s.settlement is not None:
+        fee = s.settlement.fee
+        for results in (s.settlement.hands, s.settlement.insurance):
+            for r in results:
+                paid[r.player_id] = paid.get(r.player_id, 0) + r.gross_return
+    refunds = tuple(PlayerAmount(pid, amount) for pid, amount in staked.items() if amount)
+    reversed_ = tuple(PlayerAmount(pid, amount) for pid, amount in paid.items() if amount)
+    run.emit(
+        RoundVoided(command.reason, command.evidence, refunds, reversed_, fee, settled, run.now_ms)
+    )
+
+
+def _reveal_seed(run: Run, command: RevealSeed) -> None:
+    s = run.state
+    if not s.finished:
+        raise DomainError(E.ROUND_NOT_FINISHED, "the seed is revealed after the round ends")
+    if s.server_seed is not None:
+        raise DomainError(E.SEED_ALREADY_REVEALED, "the seed is already revealed")
+    digest = hashlib.sha256(command.server_seed.encode("ascii")).hexdigest()
+    if digest != s.opened.commitment:
+        raise DomainError(E.SEED_MISMATCH, "the seed does not hash to the round's commitment")
+    run.emit(ServerSeedRevealed(command.server_seed))

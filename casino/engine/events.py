@@ -1,0 +1,330 @@
+"""Events: past-tense facts, frozen data. Money is int micro-USDC; times are epoch ms.
+
+Every card event carries the card and its shoe position; the k-th card dealt in event
+order is shoe position k. `event_to_dict` / `event_from_dict` give JSON-native dicts
+(ints, strs, bools, lists, dicts, None) that include "type".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from dataclasses import dataclass
+from typing import Any, ClassVar, Final, TypeAlias
+
+
+@dataclass(frozen=True, slots=True)
+class Participant:
+    """A seat in the round, in seat order. Options are the player's own settings."""
+
+    player_id: str
+    client_seed: str
+    offer_insurance: bool = True  # seed 000 option "Offer Insurance"
+    safety_net: bool = False  # seed 000 option "Safety Net"
+
+
+@dataclass(frozen=True, slots=True)
+class RoundOptions:
+    """The table's money settings for this round (limits are per betting field)."""
+
+    min_bet: int
+    max_bet: int
+    chip_unit: int = 10_000
+    stake: int = 0  # duel only: the fixed stake every player bets
+
+
+@dataclass(frozen=True, slots=True)
+class HandResult:
+    player_id: str
+    box: int
+    hand: int
+    outcome: str  # win, lose, push, blackjack, bust, even_money (duel: win, lose)
+    stake: int
+    gross_return: int  # everything handed back for this hand, stake included
+    total: int  # the hand's final value (22+ means bust)
+
+
+@dataclass(frozen=True, slots=True)
+class InsuranceResult:
+    player_id: str
+    box: int
+    stake: int
+    gross_return: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerAmount:
+    player_id: str
+    amount: int
+
+
+@dataclass(frozen=True, slots=True)
+class RevealedCard:
+    player_id: str
+    position: int
+    card: str
+
+
+@dataclass(frozen=True, slots=True)
+class RoundOpened:
+    type: ClassVar[str] = "RoundOpened"
+    round_id: str
+    table_id: str
+    ruleset: str
+    ruleset_hash: str
+    chain_id: str
+    nonce: int
+    commitment: str
+    participants: tuple[Participant, ...]
+    options: RoundOptions
+    opened_at_ms: int
+    betting_deadline_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class BetPlaced:
+    type: ClassVar[str] = "BetPlaced"
+    player_id: str
+    box: int
+    amount: int
+
+
+@dataclass(frozen=True, slots=True)
+class BettingClosed:
+    type: ClassVar[str] = "BettingClosed"
+    client_material: str  # participants' client seeds in seat order joined by "|"
+    closed_at_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerCardDealt:
+    type: ClassVar[str] = "PlayerCardDealt"
+    position: int
+    card: str
+    player_id: str
+    box: int
+    hand: int
+    hidden: bool  # duel: not shown to other players until CardsRevealed
+
+
+@dataclass(frozen=True, slots=True)
+class DealerCardDealt:
+    type: ClassVar[str] = "DealerCardDealt"
+    position: int
+    card: str
+    hole: bool  # face down until HoleCardRevealed
+
+
+@dataclass(frozen=True, slots=True)
+class InsuranceOffered:
+    type: ClassVar[str] = "InsuranceOffered"
+    deadline_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class InsuranceTaken:
+    type: ClassVar[str] = "InsuranceTaken"
+    player_id: str
+    box: int
+    amount: int
+
+
+@dataclass(frozen=True, slots=True)
+class InsuranceDeclined:
+    type: ClassVar[str] = "InsuranceDeclined"
+    player_id: str
+    box: int
+    auto: bool  # True when the deadline passed without an answer
+
+
+@dataclass(frozen=True, slots=True)
+class EvenMoneyTaken:
+    type: ClassVar[str] = "EvenMoneyTaken"
+    player_id: str
+    box: int
+
+
+@dataclass(frozen=True, slots=True)
+class DealerPeeked:
+    type: ClassVar[str] = "DealerPeeked"
+    blackjack: bool
+
+
+@dataclass(frozen=True, slots=True)
+class HoleCardRevealed:
+    type: ClassVar[str] = "HoleCardRevealed"
+    position: int
+    card: str
+
+
+@dataclass(frozen=True, slots=True)
+class TurnStarted:
+    type: ClassVar[str] = "TurnStarted"
+    player_id: str
+    box: int
+    hand: int
+    deadline_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerStood:
+    type: ClassVar[str] = "PlayerStood"
+    player_id: str
+    box: int
+    hand: int
+    auto: bool  # True when a deadline stood the hand
+
+
+@dataclass(frozen=True, slots=True)
+class HandDoubled:
+    type: ClassVar[str] = "HandDoubled"
+    player_id: str
+    box: int
+    hand: int
+    amount: int  # the extra stake
+
+
+@dataclass(frozen=True, slots=True)
+class HandSplit:
+    type: ClassVar[str] = "HandSplit"
+    player_id: str
+    box: int
+    hand: int  # the new hand is hand + 1; later hands shift up by one
+    amount: int  # the extra stake
+
+
+@dataclass(frozen=True, slots=True)
+class DuelTimerStarted:
+    type: ClassVar[str] = "DuelTimerStarted"
+    deadline_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class CardsRevealed:
+    type: ClassVar[str] = "CardsRevealed"
+    cards: tuple[RevealedCard, ...]  # every card that was hidden, in shoe order
+
+
+@dataclass(frozen=True, slots=True)
+class RoundSettled:
+    type: ClassVar[str] = "RoundSettled"
+    hands: tuple[HandResult, ...]
+    insurance: tuple[InsuranceResult, ...]
+    fee: int
+    dealer_total: int  # 0 for duel
+    settled_at_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class RoundVoided:
+    type: ClassVar[str] = "RoundVoided"
+    reason: str
+    evidence: str
+    refunds: tuple[PlayerAmount, ...]  # every stake handed back, per player
+    reversed_payouts: tuple[PlayerAmount, ...]  # gross returns taken back (voided after settle)
+    reversed_fee: int
+    was_settled: bool  # the void came after RoundSettled: the settlement is reversed too
+    voided_at_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSeedRevealed:
+    type: ClassVar[str] = "ServerSeedRevealed"
+    server_seed: str
+
+
+Event: TypeAlias = (
+    RoundOpened
+    | BetPlaced
+    | BettingClosed
+    | PlayerCardDealt
+    | DealerCardDealt
+    | InsuranceOffered
+    | InsuranceTaken
+    | InsuranceDeclined
+    | EvenMoneyTaken
+    | DealerPeeked
+    | HoleCardRevealed
+    | TurnStarted
+    | PlayerStood
+    | HandDoubled
+    | HandSplit
+    | DuelTimerStarted
+    | CardsRevealed
+    | RoundSettled
+    | RoundVoided
+    | ServerSeedRevealed
+)
+
+EVENT_TYPES: Final[dict[str, type[Any]]] = {cls.type: cls for cls in typing.get_args(Event)}
+
+_NESTED: Final[tuple[type[Any], ...]] = (
+    Participant,
+    RoundOptions,
+    HandResult,
+    InsuranceResult,
+    PlayerAmount,
+    RevealedCard,
+)
+
+
+def _field_kinds(cls: type[Any]) -> dict[str, tuple[str, type[Any] | None]]:
+    """Per field: ("plain"|"one"|"many", nested class) from the type hints."""
+    hints = typing.get_type_hints(cls)
+    kinds: dict[str, tuple[str, type[Any] | None]] = {}
+    for f in dataclasses.fields(cls):
+        hint = hints[f.name]
+        if hint in _NESTED:
+            kinds[f.name] = ("one", hint)
+        elif typing.get_origin(hint) is tuple:
+            args = typing.get_args(hint)
+            inner = args[0] if args else None
+            kinds[f.name] = ("many", inner if inner in _NESTED else None)
+        else:
+            kinds[f.name] = ("plain", None)
+    return kinds
+
+
+_KINDS: Final[dict[type[Any], dict[str, tuple[str, type[Any] | None]]]] = {
+    cls: _field_kinds(cls) for cls in (*EVENT_TYPES.values(), *_NESTED)
+}
+
+
+def _to_json(obj: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, (kind, nested) in _KINDS[type(obj)].items():
+        value = getattr(obj, name)
+        if kind == "one":
+            out[name] = _to_json(value)
+        elif kind == "many":
+            out[name] = [_to_json(v) if nested else v for v in value]
+        else:
+            out[name] = value
+    return out
+
+
+def _from_json(cls: type[Any], data: dict[str, Any]) -> Any:
+    kwargs: dict[str, Any] = {}
+    for name, (kind, nested) in _KINDS[cls].items():
+        value = data[name]
+        if kind == "one" and nested is not None:
+            kwargs[name] = _from_json(nested, value)
+        elif kind == "many":
+            kwargs[name] = tuple(_from_json(nested, v) if nested else v for v in value)
+        else:
+            kwargs[name] = value
+    return cls(**kwargs)
+
+
+def event_to_dict(event: Event) -> dict[str, Any]:
+    """JSON-native dict of an event, with its "type"."""
+    out = _to_json(event)
+    out["type"] = event.type
+    return out
+
+
+def event_from_dict(data: dict[str, Any]) -> Event:
+    """The event a dict from `event_to_dict` describes (unknown "type" -> KeyError)."""
+    cls = EVENT_TYPES[data["type"]]
+    event: Event = _from_json(cls, data)
+    return event

@@ -1,0 +1,130 @@
+"""What each viewer may see of a round. Every REST response and WebSocket message about a
+round goes through `view`, so a hidden card can leak only through here.
+
+Hidden until revealed: the dealer's hole card (banked) and, in a duel, each player's
+second card and hits from everyone but their owner. The server seed appears only once
+revealed. `can_see_hole` (staff tools) lifts the card rule; nothing else does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+from casino.engine.events import event_to_dict
+from casino.engine.rules import DUEL
+from casino.engine.state import Hand, RoundState
+
+ROLES: Final = ("player", "public", "staff", "auditor")
+HIDDEN: Final[dict[str, Any]] = {"hidden": True}
+
+
+@dataclass(frozen=True, slots=True)
+class Viewer:
+    role: str  # player, public, staff, auditor
+    player_id: str | None = None
+    can_see_hole: bool = False
+
+
+def _cards(hand: Hand, visible: int) -> list[dict[str, Any]]:
+    """The first `visible` cards face up, the rest as {"hidden": true}."""
+    return [
+        {"card": card, "position": pos} if i < visible else dict(HIDDEN)
+        for i, (card, pos) in enumerate(zip(hand.cards, hand.positions, strict=True))
+    ]
+
+
+def _hand_view(hand: Hand, visible: int) -> dict[str, Any]:
+    everything = visible >= len(hand.cards)
+    return {
+        "cards": _cards(hand, visible),
+        "card_count": len(hand.cards),
+        "total": hand.total if everything else None,
+        "soft": hand.is_soft if everything else None,
+        "stake": hand.stake,
+        # Others' status would leak a duel blackjack (it finishes at the deal): hidden too.
+        "status": hand.status if everything else None,
+        "doubled": hand.doubled,
+        "split": hand.split,
+    }
+
+
+def view(state: RoundState, viewer: Viewer) -> dict[str, Any]:
+    """A JSON-native dict of the round as `viewer` may see it."""
+    if viewer.role not in ROLES:
+        raise ValueError(f"unknown viewer role {viewer.role!r}")
+    o = state.opened
+    duel = state.rules.kind == DUEL
+    see_all = viewer.can_see_hole or state.revealed
+    boxes = []
+    for box in state.boxes:
+        own = viewer.role == "player" and viewer.player_id == box.player_id
+        hands = []
+        for hand in box.hands:
+            visible = len(hand.cards) if (not duel or own or see_all) else 1
+            hands.append(_hand_view(hand, visible))
+        boxes.append(
+            {
+                "player_id": box.player_id,
+                "box": box.box,
+                "bet": box.bet,
+                "insurance": box.insurance,
+                "insurance_status": box.insurance_status,
+                "hands": hands,
+            }
+        )
+    out: dict[str, Any] = {
+        "round_id": o.round_id,
+        "table_id": o.table_id,
+        "ruleset": o.ruleset,
+        "ruleset_hash": o.ruleset_hash,
+        "chain_id": o.chain_id,
+        "nonce": o.nonce,
+        "commitment": o.commitment,
+        "phase": state.phase,
+        "participants": [
+            {"player_id": p.player_id, "seat": i, "client_seed": p.client_seed}
+            for i, p in enumerate(o.participants)
+        ],
+        "options": {
+            "min_bet": o.options.min_bet,
+            "max_bet": o.options.max_bet,
+            "chip_unit": o.options.chip_unit,
+            "stake": o.options.stake,
+        },
+        "client_material": state.client_material,
+        "deadline_ms": state.deadline_ms,
+        "boxes": boxes,
+        "turn": _turn(state),
+        "server_seed": state.server_seed,
+        "settlement": event_to_dict(state.settlement) if state.settlement else None,
+        "voided": event_to_dict(state.voided) if state.voided else None,
+    }
+    if viewer.role == "player" and viewer.player_id is not None:
+        for p in o.participants:
+            if p.player_id == viewer.player_id:
+                out["my_options"] = {
+                    "offer_insurance": p.offer_insurance,
+                    "safety_net": p.safety_net,
+                }
+    if not duel:
+        hole = state.rules.hole_card_index
+        dealer = state.dealer
+        cards = [
+            {"card": card, "position": pos} if (i != hole or see_all) else dict(HIDDEN)
+            for i, (card, pos) in enumerate(zip(dealer.cards, dealer.positions, strict=True))
+        ]
+        everything = see_all or len(dealer.cards) <= hole
+        out["dealer"] = {
+            "cards": cards,
+            "total": dealer.total if everything else None,
+            "blackjack": state.dealer_blackjack if state.phase != "insurance" else None,
+        }
+    return out
+
+
+def _turn(state: RoundState) -> dict[str, Any] | None:
+    if state.turn < 0:
+        return None
+    box = state.boxes[state.turn]
+    return {"player_id": box.player_id, "box": box.box, "hand": state.turn_hand}
