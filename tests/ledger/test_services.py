@@ -1,0 +1,217 @@
+"""Ledger services: deposits, withdrawals, round stakes, settlement and voids."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import override_settings
+
+from casino.errors import ApplicationError
+from ledger import services
+from ledger.models import EntryKind, JournalEntry, WithdrawalStatus
+from tests.ledger.factories import assert_ledger_ok, available, balance, fund, make_user
+
+pytestmark = pytest.mark.django_db
+
+USDC = 1_000_000
+
+
+def test_deposit_is_idempotent_by_key() -> None:
+    user = make_user()
+    first = services.wallet_deposit(user=user, amount_micro=5 * USDC, idempotency_key="d1")
+    again = services.wallet_deposit(user=user, amount_micro=5 * USDC, idempotency_key="d1")
+    assert again.pk == first.pk
+    assert available(user) == 5 * USDC
+    with pytest.raises(ApplicationError) as caught:
+        services.wallet_deposit(user=user, amount_micro=6 * USDC, idempotency_key="d1")
+    assert (caught.value.code, caught.value.status_code) == ("idempotency_key_reused", 422)
+    assert available(user) == 5 * USDC
+    assert_ledger_ok()
+
+
+def test_withdrawal_request_complete_and_cancel() -> None:
+    user, staff = make_user(), make_user(staff=True)
+    fund(user, 10 * USDC)
+    done = services.withdrawal_request(user=user, amount_micro=4 * USDC, idempotency_key="w1")
+    assert (available(user), balance(f"pending_withdrawal:{user.pk}")) == (6 * USDC, 4 * USDC)
+    with pytest.raises(ApplicationError) as caught:
+        services.withdrawal_request(user=user, amount_micro=7 * USDC, idempotency_key="w2")
+    assert caught.value.code == "insufficient_funds"
+    assert available(user) == 6 * USDC
+    completed = services.withdrawal_complete_post  # inside a durable block below
+    from django.db import transaction
+
+    with transaction.atomic(durable=True):
+        completed(withdrawal_id=done.pk, staff=staff, idempotency_key="c1")
+    done.refresh_from_db()
+    assert done.status == WithdrawalStatus.COMPLETED
+    assert balance(f"pending_withdrawal:{user.pk}") == 0
+    with transaction.atomic(durable=True):  # the same key replays
+        services.withdrawal_complete_post(withdrawal_id=done.pk, staff=staff, idempotency_key="c1")
+    with pytest.raises(ApplicationError) as caught, transaction.atomic(durable=True):
+        services.withdrawal_cancel_post(withdrawal_id=done.pk, staff=staff, idempotency_key="x")
+    assert (caught.value.code, caught.value.status_code) == ("withdrawal_not_pending", 409)
+
+    second = services.withdrawal_request(user=user, amount_micro=6 * USDC, idempotency_key="w3")
+    with transaction.atomic(durable=True):
+        services.withdrawal_cancel_post(withdrawal_id=second.pk, staff=staff, idempotency_key="c2")
+    assert available(user) == 6 * USDC
+    assert balance("external:usdc") == -6 * USDC
+    assert_ledger_ok()
+
+
+def test_stake_needs_funds_and_changes_nothing_when_short() -> None:
+    user = make_user()
+    fund(user, 1 * USDC)
+    with pytest.raises(ApplicationError) as caught:
+        services.round_stake(round_ref="r-short", user=user, amount_micro=2 * USDC, idempotency_key="b")
+    assert caught.value.code == "insufficient_funds"
+    assert available(user) == 1 * USDC
+    assert not JournalEntry.objects.filter(reference="round:r-short").exists()
+    assert_ledger_ok()
+
+
+def test_house_banked_settlement_win_lose_push_insurance() -> None:
+    win, lose, push = make_user(), make_user(), make_user()
+    for user in (win, lose, push):
+        fund(user, 100 * USDC)
+    ref = "r-banked"
+    services.round_stake(round_ref=ref, user=win, amount_micro=10 * USDC, idempotency_key="s1")
+    services.round_stake(round_ref=ref, user=win, amount_micro=10 * USDC, idempotency_key="s1d")
+    services.round_stake(
+        round_ref=ref, user=win, amount_micro=5 * USDC, kind="insurance", idempotency_key="s1i"
+    )
+    services.round_stake(round_ref=ref, user=lose, amount_micro=10 * USDC, idempotency_key="s2")
+    services.round_stake(round_ref=ref, user=push, amount_micro=10 * USDC, idempotency_key="s3")
+    assert balance(f"round_escrow:{ref}") == 45 * USDC
+    # win doubled to 20 and won (40 back), insurance lost; push gets 10 back.
+    entries = services.round_settle(
+        round_ref=ref,
+        returns=[(win, 40 * USDC)],
+        refunds=[(push, 10 * USDC)],
+        house_banked=True,
+        idempotency_key="settle",
+    )
+    assert [e.kind for e in entries] == [EntryKind.REFUND, EntryKind.PAYOUT]
+    assert available(win) == 115 * USDC
+    assert available(lose) == 90 * USDC
+    assert available(push) == 100 * USDC
+    assert balance(f"round_escrow:{ref}") == 0
+    assert balance("house_bankroll") == -5 * USDC
+    again = services.round_settle(
+        round_ref=ref,
+        returns=[(win, 40 * USDC)],
+        refunds=[(push, 10 * USDC)],
+        house_banked=True,
+        idempotency_key="settle",
+    )
+    assert [e.pk for e in again] == [e.pk for e in entries]
+    with pytest.raises(ApplicationError) as caught:
+        services.round_stake(round_ref=ref, user=lose, amount_micro=USDC, idempotency_key="late")
+    assert caught.value.code == "round_already_settled"
+    assert_ledger_ok()
+
+
+def test_player_banked_pot_must_balance_exactly() -> None:
+    a, b = make_user(), make_user()
+    fund(a, 10 * USDC)
+    fund(b, 10 * USDC)
+    for user, key in ((a, "a"), (b, "b")):
+        services.round_stake(round_ref="duel-x", user=user, amount_micro=USDC, idempotency_key=key)
+    with pytest.raises(ApplicationError) as caught:
+        services.round_settle(
+            round_ref="duel-x",
+            returns=[(a, 1_940_000)],
+            fee_micro=59_999,
+            house_banked=False,
+            idempotency_key="bad",
+        )
+    assert caught.value.code == "pot_mismatch"
+    assert balance("round_escrow:duel-x") == 2 * USDC
+    services.round_settle(
+        round_ref="duel-x",
+        returns=[(a, 1_940_000)],
+        fee_micro=60_000,
+        house_banked=False,
+        idempotency_key="ok",
+    )
+    assert (available(a), available(b), balance("house_fee_revenue") >= 60_000) == (
+        10_940_000,
+        9 * USDC,
+        True,
+    )
+    assert_ledger_ok()
+
+
+def test_void_before_settlement_refunds_every_stake() -> None:
+    a = make_user()
+    fund(a, 10 * USDC)
+    services.round_stake(round_ref="v0", user=a, amount_micro=3 * USDC, idempotency_key="1")
+    services.round_stake(round_ref="v0", user=a, amount_micro=2 * USDC, idempotency_key="2")
+    entry = services.round_void(round_ref="v0", idempotency_key="void")
+    assert entry is not None and entry.kind == EntryKind.VOID_REVERSAL
+    assert available(a) == 10 * USDC
+    assert balance("round_escrow:v0") == 0
+    with pytest.raises(ApplicationError) as caught:
+        services.round_stake(round_ref="v0", user=a, amount_micro=USDC, idempotency_key="3")
+    assert caught.value.code == "round_already_voided"
+    assert_ledger_ok()
+
+
+def test_void_after_settlement_reverses_everything_once() -> None:
+    a, b = make_user(), make_user()
+    fund(a, 10 * USDC)
+    fund(b, 10 * USDC)
+    fee_before, house_before = balance("house_fee_revenue"), balance("house_bankroll")
+    for user, key in ((a, "a"), (b, "b")):
+        services.round_stake(round_ref="v1", user=user, amount_micro=5 * USDC, idempotency_key=key)
+    services.round_settle(
+        round_ref="v1",
+        returns=[(a, 9_700_000)],
+        fee_micro=300_000,
+        house_banked=False,
+        idempotency_key="settle",
+    )
+    assert available(a) == 14_700_000
+    first = services.round_void(round_ref="v1", idempotency_key="void-1")
+    assert (available(a), available(b)) == (10 * USDC, 10 * USDC)
+    assert (balance("house_fee_revenue"), balance("house_bankroll")) == (fee_before, house_before)
+    assert services.round_void(round_ref="v1", idempotency_key="void-1") == first
+    with pytest.raises(ApplicationError) as caught:
+        services.round_void(round_ref="v1", idempotency_key="void-2")
+    assert (caught.value.code, caught.value.status_code) == ("round_already_voided", 409)
+    assert JournalEntry.objects.filter(reference="round:v1", kind="void_reversal").count() == 1
+    assert_ledger_ok()
+
+
+def test_void_after_winnings_withdrawn_books_a_receivable() -> None:
+    winner, loser = make_user(), make_user()
+    fund(winner, 10 * USDC)
+    fund(loser, 10 * USDC)
+    for user, key in ((winner, "w"), (loser, "l")):
+        services.round_stake(round_ref="v2", user=user, amount_micro=10 * USDC, idempotency_key=key)
+    services.round_settle(
+        round_ref="v2",
+        returns=[(winner, 19_400_000)],
+        fee_micro=600_000,
+        house_banked=False,
+        idempotency_key="settle",
+    )
+    services.withdrawal_request(user=winner, amount_micro=19_000_000, idempotency_key="out")
+    assert available(winner) == 400_000
+    services.round_void(round_ref="v2", idempotency_key="void")
+    # The winner owes back 9.4 (19.4 won - 10 staked); 0.4 was there, 9.0 is owed.
+    assert available(winner) == 0
+    assert balance(f"receivable:{winner.pk}") == -9 * USDC
+    assert available(loser) == 10 * USDC
+    assert_ledger_ok()
+
+
+@override_settings(DEMO_MODE=False)
+def test_faucet_only_in_demo_mode() -> None:
+    from django.db import transaction
+
+    user = make_user()
+    with pytest.raises(ApplicationError) as caught, transaction.atomic(durable=True):
+        services.wallet_faucet_post(user=user, amount_micro=USDC, idempotency_key="f")
+    assert (caught.value.code, caught.value.status_code) == ("faucet_disabled", 403)
+    assert available(user) == 0
