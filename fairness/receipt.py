@@ -46,7 +46,7 @@ def build_receipt(
     final_event_version: int,
     final_event_hash: str,
     outcome: str,
-    payouts: list[dict[str, Any]],
+    payouts: dict[str, Any],
 ) -> dict[str, Any]:
     """The receipt dict of one finished round (see docs/fairness.md, "Receipt format")."""
     return {
@@ -99,16 +99,23 @@ def load_public_key(public_key_hex: str) -> Ed25519PublicKey:
     return Ed25519PublicKey.from_public_bytes(raw)
 
 
-def verify_receipt(
-    receipt: Mapping[str, Any], signature_hex: str, public_key: Ed25519PublicKey | str
+def verify_signature(
+    message: bytes, signature_hex: str, public_key: Ed25519PublicKey | str
 ) -> bool:
-    """Whether the signature is the key's valid signature on the receipt's canonical JSON."""
+    """Whether the signature is the key's valid Ed25519 signature of exactly these bytes."""
     try:
         key = load_public_key(public_key) if isinstance(public_key, str) else public_key
         signature = bytes.fromhex(signature_hex)
         if len(signature) != 64:
             return False
-        key.verify(signature, canonical_json(receipt))
+        key.verify(signature, message)
     except (InvalidSignature, ValueError, TypeError):
         return False
     return True
+
+
+def verify_receipt(
+    receipt: Mapping[str, Any], signature_hex: str, public_key: Ed25519PublicKey | str
+) -> bool:
+    """Whether the signature is the key's valid signature on the receipt's canonical JSON."""
+    return verify_signature(canonical_json(receipt), signature_hex, public_key)

@@ -1,0 +1,196 @@
+"""Sample rounds in the bundle format, for tests, docs, benchmarks and demos. Pure: no Django.
+
+`sample_bundle` plays a round (players hit below 12), chains its events' hashes as the event
+store does, and signs its receipt.
+The rounds are played through the rule engine, exactly as the round service plays them.
+"""
+
+from __future__ import annotations
+
+import copy
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from fairness.chain import hash_seed
+from fairness.hashchain import GENESIS, event_hash
+from fairness.receipt import build_receipt, key_id, public_key_bytes, sign_receipt
+from fairness.shoe import FairShoe
+from fairness.verify import VOID_FIELDS
+
+BASE_TIME = datetime(2026, 1, 1, tzinfo=UTC)
+STAKE = 10_000_000  # 10 USDC in micro-USDC
+NOW_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z: a fixed clock, no deadline ever passes
+
+
+def sample_events(
+    *,
+    round_id: str,
+    server_seed: str,
+    client_seeds: list[str],
+    nonce: int,
+    ruleset: str | None = None,
+    void_reason: str | None = None,
+) -> list[tuple[str, dict[str, Any]]]:
+    """The (type, data) events of one round played through the rule engine.
+
+    Players hit below 12 and stand otherwise and decline insurance; `void_reason` voids the
+    round once the cards are dealt. Classic for one player, duel_classic (banked, up to 7 seats)
+    for more, unless `ruleset` says otherwise.
+    """
+    from casino.engine import commands as c
+    from casino.engine.decider import step
+    from casino.engine.events import Participant, RoundOptions, event_to_dict
+
+    players = [f"p{i + 1}" for i in range(len(client_seeds))]
+    name = ruleset or ("classic" if len(players) == 1 else "duel_classic")
+    shoe = FairShoe(server_seed, "|".join(client_seeds), nonce)
+    opening = c.OpenRound(
+        round_id, "table-1", name, "chain-1", nonce, hash_seed(server_seed),
+        tuple(Participant(p, s) for p, s in zip(players, client_seeds, strict=True)),
+        RoundOptions(1_000_000, 100_000_000, stake=STAKE if name == "duel" else 0),
+    )  # fmt: skip
+    events, state = step(None, opening, NOW_MS, shoe)
+    if name != "duel":
+        for player in players:
+            more, state = step(state, c.PlaceBet(player, (STAKE,)), NOW_MS, shoe)
+            events += more
+    if void_reason is not None:
+        more, state = step(state, c.VoidRound(void_reason, "sample"), NOW_MS, shoe)
+        events += more
+    while not state.finished:
+        command: Any
+        if state.phase == "insurance":
+            box = next(b for b in state.boxes if b.insurance_status.endswith("offered"))
+            command = c.DeclineInsurance(box.player_id, box.box)
+        elif state.phase == "dueling":
+            box = next(b for b in state.boxes if b.hands[0].status == "open")
+            command = (c.Hit if box.hands[0].total < 12 else c.Stand)(box.player_id)
+        else:
+            box = state.boxes[state.turn]
+            total = box.hands[state.turn_hand].total
+            command = (c.Hit if total < 12 else c.Stand)(box.player_id)
+        more, state = step(state, command, NOW_MS, shoe)
+        events += more
+    more, state = step(state, c.RevealSeed(server_seed), NOW_MS, shoe)
+    events += more
+    out = []
+    for event in events:
+        data = event_to_dict(event)
+        out.append((data.pop("type"), data))
+    return out
+
+
+def stored_events(stream: str, events: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Events as the event store keeps them: body fields plus the chained hash."""
+    stored, prev = [], GENESIS
+    for version, (type_, data) in enumerate(events, start=1):
+        at = BASE_TIME + timedelta(milliseconds=version)
+        body = {
+            "stream": stream, "version": version, "type": type_, "schema_version": 1,
+            "data": data, "recorded_at": at.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        }  # fmt: skip
+        prev = event_hash(prev, body)
+        stored.append({**body, "hash": prev})
+    return stored
+
+
+def receipt_for(stream: str, events: list[dict[str, Any]]) -> dict[str, Any]:
+    """The receipt of a finished round, read from its stored events."""
+    by_type: dict[str, dict[str, Any]] = {}
+    for event in events:
+        by_type.setdefault(event["type"], event["data"])
+    opened = by_type["RoundOpened"]
+    if "RoundVoided" in by_type:
+        voided = by_type["RoundVoided"]
+        outcome = "voided"
+        payouts = {k: voided[k] for k in VOID_FIELDS}
+    else:
+        settled = by_type["RoundSettled"]
+        outcome = "settled"
+        payouts = {k: settled[k] for k in ("hands", "insurance", "fee", "dealer_total")}
+    return build_receipt(
+        round_id=opened["round_id"],
+        table_id=opened["table_id"],
+        ruleset=opened["ruleset"],
+        ruleset_hash=opened["ruleset_hash"],
+        chain_id=opened["chain_id"],
+        nonce=opened["nonce"],
+        commitment=opened["commitment"],
+        server_seed=by_type["ServerSeedRevealed"]["server_seed"],
+        client_material=by_type["BettingClosed"]["client_material"],
+        participants=[
+            {"player_id": p["player_id"], "client_seed": p["client_seed"]}
+            for p in opened["participants"]
+        ],
+        cards=[
+            {"position": e["data"]["position"], "card": e["data"]["card"]}
+            for e in events
+            if e["type"].endswith("CardDealt")
+        ],
+        stream=stream,
+        final_event_version=events[-1]["version"],
+        final_event_hash=events[-1]["hash"],
+        outcome=outcome,
+        payouts=copy.deepcopy(payouts),
+    )
+
+
+def bundle_line(
+    receipt: dict[str, Any],
+    events: list[dict[str, Any]],
+    private_key: Ed25519PrivateKey,
+    *,
+    include_public_key: bool = True,
+) -> dict[str, Any]:
+    """One bundle line: the receipt, its signature, the key id (and key), the events."""
+    public = public_key_bytes(private_key)
+    line: dict[str, Any] = {
+        "format": "fairness-v1-bundle",
+        "receipt": receipt,
+        "signature": sign_receipt(receipt, private_key),
+        "key_id": key_id(public),
+        "events": events,
+    }
+    if include_public_key:
+        line["public_key"] = public.hex()
+    return line
+
+
+def sample_bundle(
+    *,
+    round_id: str,
+    server_seed: str,
+    client_seeds: list[str],
+    nonce: int,
+    private_key: Ed25519PrivateKey,
+    ruleset: str | None = None,
+    void_reason: str | None = None,
+) -> dict[str, Any]:
+    """A complete, valid bundle line for one sample round."""
+    stream = f"round-{round_id}"
+    events = stored_events(
+        stream,
+        sample_events(
+            round_id=round_id,
+            server_seed=server_seed,
+            client_seeds=client_seeds,
+            nonce=nonce,
+            ruleset=ruleset,
+            void_reason=void_reason,
+        ),
+    )
+    return bundle_line(receipt_for(stream, events), events, private_key)
+
+
+def resign(line: dict[str, Any], private_key: Ed25519PrivateKey) -> dict[str, Any]:
+    """Re-chain the events and re-sign the receipt after a tamper (a forger's best effort)."""
+    stream = line["receipt"]["stream"]
+    events = stored_events(stream, [(e["type"], e["data"]) for e in line["events"]])
+    receipt = {
+        **line["receipt"],
+        "final_event_hash": events[-1]["hash"],
+        "final_event_version": events[-1]["version"],
+    }
+    return bundle_line(receipt, events, private_key)

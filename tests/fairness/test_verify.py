@@ -1,0 +1,252 @@
+"""The verifier: valid rounds pass; each tamper fails with a reason naming what and where."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from fairness.chain import create_chain
+from fairness.receipt import key_id, private_key_from_hex, public_key_bytes
+from fairness.sample import resign, sample_bundle
+from fairness.shoe import shoe_cards
+from fairness.verify import (
+    KeyRing,
+    format_report,
+    load_engine_replay,
+    main,
+    verify_lines,
+    verify_round,
+)
+
+KEY = private_key_from_hex(hashlib.sha256(b"operator").hexdigest())
+CHAIN = create_chain(10, head=hashlib.sha256(b"chain").hexdigest())
+
+
+def bundle(nonce: int = 4, seeds: tuple[str, ...] = ("alice", "bob.2")) -> dict[str, Any]:
+    return sample_bundle(
+        round_id=f"r{nonce}",
+        server_seed=CHAIN.seed(nonce),
+        client_seeds=list(seeds),
+        nonce=nonce,
+        private_key=KEY,
+    )
+
+
+def failures(line: dict[str, Any], keys: KeyRing | None = None) -> list[str]:
+    return verify_round(line, keys or KeyRing()).failures
+
+
+def dealt(line: dict[str, Any]) -> list[dict[str, Any]]:
+    return [e["data"] for e in line["events"] if e["type"].endswith("CardDealt")]
+
+
+def test_a_valid_round_verifies() -> None:
+    line = bundle()
+    report = verify_round(line, KeyRing())
+    assert report.ok, report.failures
+    assert report.cards == len(line["receipt"]["cards"]) >= 6
+    assert format_report(report).startswith("OK   line 0 round r4: ")
+
+
+def test_one_changed_card_is_named_with_its_position() -> None:
+    line = bundle()
+    shoe = shoe_cards(CHAIN.seed(4), "alice|bob.2", 4, 10)
+    card = dealt(line)[2]
+    card["card"] = "AS" if shoe[2] != "AS" else "KD"
+    line["receipt"]["cards"][2]["card"] = card["card"]
+    forged = resign(line, KEY)  # the forger even re-chains and re-signs
+    assert failures(forged) == [f"cards: position 2 dealt {card['card']}, the shoe has {shoe[2]}"]
+
+
+def test_one_changed_seed_fails_against_the_commitment() -> None:
+    line = bundle()
+    other = CHAIN.seed(5)
+    line["receipt"]["server_seed"] = other
+    for event in line["events"]:
+        if event["type"] == "ServerSeedRevealed":
+            event["data"]["server_seed"] = other
+    found = failures(resign(line, KEY))
+    assert any(
+        f.startswith(f"seed: sha256 of server seed {other} is ") and CHAIN.seed(4) in f
+        for f in found
+    ), found
+    assert any(f.startswith("cards: position 0 dealt ") for f in found), found
+
+
+def test_swapped_client_seeds_are_caught() -> None:
+    line = bundle()
+    line["receipt"]["client_material"] = "bob.2|alice"
+    for event in line["events"]:
+        if event["type"] == "BettingClosed":
+            event["data"]["client_material"] = "bob.2|alice"
+    found = failures(resign(line, KEY))
+    assert (
+        "client material: 'bob.2|alice', but the participants' seeds in seat order give "
+        "'alice|bob.2'" in found
+    )
+    assert any(f.startswith("cards: position ") for f in found)
+
+
+def test_a_skipped_position_is_caught() -> None:
+    line = bundle()
+    full = shoe_cards(CHAIN.seed(4), "alice|bob.2", 4, 20)
+    for index, card in enumerate(dealt(line)):
+        if index >= 3:  # the forger skips position 3 and deals on from 4
+            card["position"], card["card"] = index + 1, full[index + 1]
+    line["receipt"]["cards"] = [{"position": c["position"], "card": c["card"]} for c in dealt(line)]
+    found = failures(resign(line, KEY))
+    assert found[0].startswith("cards: dealt card #3 (")
+    assert "is at position 4, expected 3 (no skips)" in found[0]
+
+
+def test_a_bad_signature_is_caught() -> None:
+    line = bundle()
+    line["signature"] = line["signature"][:-2] + ("00" if line["signature"][-2:] != "00" else "11")
+    assert failures(line) == [
+        f"signature: not a valid Ed25519 signature of this receipt by key {line['key_id']}"
+    ]
+
+
+def test_a_receipt_changed_after_signing_is_caught() -> None:
+    line = bundle()
+    line["receipt"]["payouts"]["hands"][0]["gross_return"] += 1
+    found = failures(line)
+    assert found[0].startswith("signature: not a valid Ed25519 signature")
+    assert "payouts.hands[0].gross_return" in found[1]
+
+
+def test_an_unknown_key_id_is_caught() -> None:
+    line = bundle()
+    other = public_key_bytes(Ed25519PrivateKey.generate())
+    published = KeyRing({key_id(other): other.hex()})
+    assert failures(line, published) == [
+        f"key: unknown key id {line['key_id']} (not in the published keys)"
+    ]
+    del line["public_key"]
+    assert failures(line) == [f"key: unknown key id {line['key_id']} (no public key given)"]
+
+
+def test_a_public_key_that_does_not_match_its_key_id_is_caught() -> None:
+    line = bundle()
+    line["public_key"] = public_key_bytes(Ed25519PrivateKey.generate()).hex()
+    assert failures(line)[0].endswith(f"does not have key id {line['key_id']}")
+
+
+def test_a_published_key_verifies_a_line_without_its_own_key() -> None:
+    line = bundle()
+    published = KeyRing({line["key_id"]: line.pop("public_key")})
+    assert failures(line, published) == []
+
+
+def test_an_edited_event_breaks_the_hash_chain_at_that_version() -> None:
+    line = bundle()
+    line["events"][1]["data"]["amount"] += 1
+    found = failures(line)
+    assert found[0].startswith("event hash: version 2 (BetPlaced) records ")
+
+
+def test_a_dropped_event_is_caught() -> None:
+    line = bundle()
+    del line["events"][3]
+    assert any("found where version 4 belongs" in f for f in failures(line))
+
+
+def test_payouts_that_differ_from_the_settlement_are_caught() -> None:
+    line = bundle()
+    line["receipt"]["payouts"]["fee"] = 5
+    assert failures(resign(line, KEY)) == [
+        "outcome: the receipt's payouts differ from the settled event's "
+        "(payouts.fee: receipt 5, events 0)"
+    ]
+
+
+def test_malformed_lines_fail_without_raising() -> None:
+    good = json.dumps(bundle())
+    reports = list(
+        verify_lines(["not json", "[1]", "{}", good, '{"receipt": {}, "events": [{}]}'], KeyRing())
+    )
+    assert [r.ok for r in reports] == [False, False, False, True, False]
+    assert reports[0].failures[0].startswith("bundle: line is not valid JSON")
+    assert reports[4].failures[-1].startswith("bundle: malformed round data")
+
+
+def write_bundle(path: Path, lines: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def test_cli_exits_0_and_prints_one_line_per_round(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    file = write_bundle(tmp_path / "b.jsonl", [bundle(n) for n in (1, 2, 3)])
+    assert main([str(file), "--no-replay"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [o.split(":")[0] for o in out[:3]] == [f"OK   line {n} round r{n}" for n in (1, 2, 3)]
+    assert out[3].startswith("3 rounds: 3 verified, 0 failed")
+
+
+def test_cli_exits_1_naming_the_failure(tmp_path: Path) -> None:
+    bad = bundle(2)
+    bad["signature"] = "00" * 64
+    keys = tmp_path / "keys.json"
+    keys.write_text(
+        json.dumps({"keys": [{"key_id": bad["key_id"], "public_key": bad["public_key"]}]})
+    )
+    file = write_bundle(tmp_path / "b.jsonl", [bundle(1), bad])
+    out = subprocess.run(
+        [sys.executable, "-m", "fairness.verify", str(file), "--keys", str(keys)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert out.returncode == 1, out.stderr
+    assert "FAIL line 2 round r2: signature: not a valid Ed25519 signature" in out.stdout
+    assert "2 rounds: 1 verified, 1 failed" in out.stdout
+
+
+def test_cli_refuses_a_missing_file() -> None:
+    assert main(["/nonexistent/bundle.jsonl"]) == 2
+
+
+def test_the_engine_replays_valid_rounds_of_every_kind() -> None:
+    check = load_engine_replay()
+    assert check is not None  # the rule engine is part of this repository
+    for seeds, ruleset, void in (
+        (["alice"], "classic", None),
+        (["alice"], "atlantic_city", None),
+        (["a", "b", "c"], "duel_classic", None),
+        (["a", "b", "c"], "duel", None),
+        (["a", "b"], "duel_classic", "dealer misdeal"),
+    ):
+        line = sample_bundle(
+            round_id="r", server_seed=CHAIN.seed(2), client_seeds=seeds, nonce=2,
+            private_key=KEY, ruleset=ruleset, void_reason=void,
+        )  # fmt: skip
+        report = verify_round(line, KeyRing(), replay_check=check)
+        assert report.ok and report.replayed, (ruleset, report.failures)
+
+
+def test_the_engine_replay_catches_a_payout_the_rules_do_not_give() -> None:
+    line = bundle(3, ("alice",))
+    settled = next(e for e in line["events"] if e["type"] == "RoundSettled")
+    settled["data"]["hands"][0]["gross_return"] += 10_000  # events and receipt agree, rules don't
+    line["receipt"]["payouts"]["hands"][0]["gross_return"] += 10_000
+    forged = resign(line, KEY)
+    assert failures(forged) == []  # consistent on its face: only the engine can tell
+    found = verify_round(forged, KeyRing(), replay_check=load_engine_replay()).failures
+    assert len(found) == 1 and found[0].startswith("replay: the rule engine settles version ")
+
+
+def test_the_engine_replay_refuses_an_illegal_event_sequence() -> None:
+    line = bundle(3, ("alice",))
+    line["events"] = [e for e in line["events"] if e["type"] != "BetPlaced"]
+    forged = resign(line, KEY)
+    found = verify_round(forged, KeyRing(), replay_check=load_engine_replay()).failures
+    assert len(found) == 1 and found[0].startswith("replay: the rule engine refuses version "), (
+        found
+    )
