@@ -1,0 +1,382 @@
+"""RTP simulator: plays rounds through the real decider (`step` = decide + evolve) with basic
+strategy, over several processes, and reports the return to player with confidence intervals.
+
+Determinism: the run is cut into fixed chunks of rounds; chunk c draws its shoes from seeds
+derived from (seed, c) only, and chunk tallies (exact integers) are merged in chunk order.
+So a seed gives the same figures for ANY worker count, not just the same one.
+
+- ``fast`` shoe: `FastShoe(chunk_base + i)` (splitmix-seeded LCG, lazy Fisher-Yates).
+- ``fair`` shoe: `fairness.shoe.FairShoe(server_seed_c, client_material, nonce)` with a
+  per-chunk server seed sha256("simulate:<seed>:<chunk>") and the round number as nonce.
+
+Pure (no Django, no I/O apart from the optional progress callback).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import multiprocessing
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final
+
+from casino.engine.cards import CARD_POINTS
+from casino.engine.commands import (
+    Command,
+    DeclineInsurance,
+    Double,
+    Hit,
+    OpenRound,
+    PlaceBet,
+    Split,
+    Stand,
+)
+from casino.engine.decider import step
+from casino.engine.events import Participant, RoundOptions, RoundSettled
+from casino.engine.rules import DUEL, RULESETS, USDC, RuleSet
+from casino.engine.shoe import FastShoe, Shoe
+from casino.engine.state import INS_EVEN_MONEY_OFFERED, INS_OFFERED, INSURANCE, RoundState
+from casino.engine.strategy import DOUBLE, HIT, SPLIT, STAND, DuelStrategy, Move, basic_strategy
+
+CHUNK_ROUNDS: Final = 5_000  # rounds per work unit (and per progress tick)
+Z95: Final = 1.959963984540054
+Z99: Final = 2.5758293035489004
+SHOES: Final = ("fast", "fair")
+_NOW: Final = 1_700_000_000_000  # a fixed clock: the simulator never reaches a deadline
+_BET: Final = USDC  # every box bets 1 USDC (RTP is scale free)
+
+# Counters kept per chunk (all integers, so merging is exact and order free).
+_COUNTERS: Final = (
+    "rounds",
+    "wagered",
+    "returned",
+    "sum_w2",
+    "sum_r2",
+    "sum_wr",
+    "hands",
+    "blackjacks",
+    "busts",
+    "pushes",
+    "wins",
+    "losses",
+    "doubles",
+    "splits",
+    "insurance_offered",
+    "insurance_taken",
+    "dealer_busts",
+    "dealer_blackjacks",
+    "fee",
+    "pot",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SimulationConfig:
+    """What to simulate. ``players`` is the number of seats (duel: 2..8, banked: 1)."""
+
+    ruleset: str
+    rounds: int
+    seed: int = 0
+    shoe: str = "fast"
+    players: int = 0  # 0 = the rule set's minimum seats
+    boxes: int = 1  # boxes per player on banked tables
+    duel_hit_until: int = 16
+    chunk_rounds: int = CHUNK_ROUNDS  # part of the seed's meaning: same chunks, same shoes
+
+    def check(self) -> RuleSet:
+        """The rule set, or ValueError for an impossible configuration."""
+        rules = RULESETS.get(self.ruleset)
+        if rules is None:
+            raise ValueError(f"unknown rule set {self.ruleset!r} (have: {', '.join(RULESETS)})")
+        if self.rounds < 1:
+            raise ValueError("simulate at least one round")
+        if self.shoe not in SHOES:
+            raise ValueError(f"shoe must be one of {', '.join(SHOES)}")
+        if not rules.min_seats <= self.seats(rules) <= rules.max_seats:
+            raise ValueError(f"{rules.name} seats {rules.min_seats}..{rules.max_seats} players")
+        if self.chunk_rounds < 1:
+            raise ValueError("chunk_rounds must be at least 1")
+        if not 1 <= self.boxes <= rules.max_boxes:
+            raise ValueError(f"{rules.name} allows 1..{rules.max_boxes} boxes")
+        return rules
+
+    def seats(self, rules: RuleSet) -> int:
+        return self.players or rules.min_seats
+
+
+def _chunk_key(seed: int, chunk: int) -> bytes:
+    return hashlib.sha256(f"simulate:{seed}:{chunk}".encode("ascii")).digest()
+
+
+def _shoe_factory(config: SimulationConfig, chunk: int, material: str) -> Callable[[int], Shoe]:
+    """Round number (1-based, global) -> that round's shoe."""
+    key = _chunk_key(config.seed, chunk)
+    if config.shoe == "fair":
+        from fairness.shoe import FairShoe  # only the fair runs need the fairness package
+
+        server_seed = key.hex()
+        return lambda nonce: FairShoe(server_seed, material, nonce)
+    base = int.from_bytes(key[:8], "big")
+    return lambda nonce: FastShoe(base + nonce)
+
+
+def _allowed(rules: RuleSet, state: RoundState) -> set[Move]:
+    """What the rules let the hand in turn do (the decider checks again)."""
+    box = state.boxes[state.turn]
+    hand = box.hands[state.turn_hand]
+    allowed: set[Move] = {HIT, STAND}
+    if len(hand.cards) == 2:
+        if not hand.split or rules.double_after_split:
+            allowed.add(DOUBLE)
+        if (
+            CARD_POINTS[hand.cards[0]] == CARD_POINTS[hand.cards[1]]
+            and len(box.hands) < rules.max_hands
+            and not (hand.split_aces and not rules.resplit_aces)
+        ):
+            allowed.add(SPLIT)
+    return allowed
+
+
+_MOVE_COMMANDS: Final[dict[Move, type[Hit | Stand | Double | Split]]] = {
+    HIT: Hit,
+    STAND: Stand,
+    DOUBLE: Double,
+    SPLIT: Split,
+}
+
+
+def play_banked_round(rules: RuleSet, shoe: Shoe, opening: OpenRound, bets: PlaceBet) -> RoundState:
+    """One house-banked round with basic strategy: no insurance, no even money."""
+    _, state = step(None, opening, _NOW, shoe)
+    _, state = step(state, bets, _NOW, shoe)
+    up = state.dealer.cards[1 - rules.hole_card_index]
+    das = rules.double_after_split
+    while state.settlement is None:
+        command: Command
+        if state.phase == INSURANCE:
+            box = next(b for b in state.boxes if b.insurance_status in _OPEN_OFFERS)
+            command = DeclineInsurance(box.player_id, box.box)
+        else:
+            box = state.boxes[state.turn]
+            hand = box.hands[state.turn_hand]
+            move = basic_strategy(hand.cards, up, _allowed(rules, state), double_after_split=das)
+            command = _MOVE_COMMANDS[move](box.player_id)
+        _, state = step(state, command, _NOW, shoe)
+    return state
+
+
+_OPEN_OFFERS: Final = (INS_OFFERED, INS_EVEN_MONEY_OFFERED)
+
+
+def play_duel_round(shoe: Shoe, opening: OpenRound, strategy: DuelStrategy) -> RoundState:
+    """One duel: each seat in turn hits by `strategy` until it stands or busts."""
+    _, state = step(None, opening, _NOW, shoe)
+    for seat, participant in enumerate(opening.participants):
+        while state.settlement is None and state.boxes[seat].hands[0].status == "open":
+            move = strategy.move(state.boxes[seat].hands[0].cards)
+            command = Hit(participant.player_id) if move == HIT else Stand(participant.player_id)
+            _, state = step(state, command, _NOW, shoe)
+    return state
+
+
+def run_chunk(config: SimulationConfig, chunk: int) -> dict[str, Any]:
+    """Play rounds [chunk * chunk_rounds, ...) and return their integer tallies."""
+    rules = config.check()
+    first = chunk * config.chunk_rounds
+    count = min(config.chunk_rounds, config.rounds - first)
+    seats = config.seats(rules)
+    participants = tuple(
+        Participant(f"p{i}", f"sim{i}", offer_insurance=True) for i in range(seats)
+    )
+    material = "|".join(p.client_seed for p in participants)
+    shoe_for = _shoe_factory(config, chunk, material)
+    duel = rules.kind == DUEL
+    options = (
+        RoundOptions(min_bet=_BET, max_bet=_BET, stake=_BET)
+        if duel
+        else RoundOptions(min_bet=_BET, max_bet=_BET)
+    )
+    commitment = "0" * 64
+    bets = PlaceBet("p0", (_BET,) * config.boxes)
+    strategy = DuelStrategy(config.duel_hit_until)
+    tally = dict.fromkeys(_COUNTERS, 0)
+    seat_returns = [0] * seats
+    seat_r2 = [0] * seats
+    for nonce in range(first + 1, first + count + 1):
+        opening = OpenRound(
+            f"sim-{nonce}", "sim", rules.name, "sim", nonce, commitment, participants, options
+        )
+        shoe = shoe_for(nonce)
+        if duel:
+            state = play_duel_round(shoe, opening, strategy)
+        else:
+            state = play_banked_round(rules, shoe, opening, bets)
+        settled = state.settlement
+        assert settled is not None
+        _count(tally, state, settled, duel)
+        if duel:
+            for i, result in enumerate(settled.hands):
+                seat_returns[i] += result.gross_return
+                seat_r2[i] += result.gross_return * result.gross_return
+    return {"tally": tally, "seat_returns": seat_returns, "seat_r2": seat_r2}
+
+
+def _count(tally: dict[str, int], state: RoundState, settled: RoundSettled, duel: bool) -> None:
+    wagered = returned = 0
+    for result in settled.hands:
+        wagered += result.stake
+        returned += result.gross_return
+        tally["hands"] += 1
+        outcome = result.outcome
+        if result.total > 21:
+            tally["busts"] += 1
+        if outcome in ("push", "split"):
+            tally["pushes"] += 1
+        elif outcome == "win":
+            tally["wins"] += 1
+        elif outcome in ("lose", "bust"):
+            tally["losses"] += 1
+    for insurance in settled.insurance:
+        wagered += insurance.stake
+        returned += insurance.gross_return
+        tally["insurance_taken"] += 1
+    tally["rounds"] += 1
+    tally["wagered"] += wagered
+    tally["returned"] += returned
+    tally["sum_w2"] += wagered * wagered
+    tally["sum_r2"] += returned * returned
+    tally["sum_wr"] += wagered * returned
+    tally["fee"] += settled.fee
+    for box in state.boxes:
+        tally["blackjacks"] += box.hands[0].is_blackjack  # player naturals (duel included)
+    if duel:
+        tally["pot"] += wagered
+        return
+    if state.dealer_blackjack:
+        tally["dealer_blackjacks"] += 1
+    elif settled.dealer_total > 21:
+        tally["dealer_busts"] += 1
+    if any(box.insurance_status for box in state.boxes):
+        tally["insurance_offered"] += 1
+    for box in state.boxes:
+        for hand in box.hands:
+            tally["doubles"] += hand.doubled
+        tally["splits"] += len(box.hands) - 1
+
+
+def _merge(total: dict[str, Any], part: dict[str, Any]) -> None:
+    for key, value in part["tally"].items():
+        total["tally"][key] += value
+    for name in ("seat_returns", "seat_r2"):
+        total[name] = [a + b for a, b in zip(total[name], part[name], strict=True)]
+
+
+def _interval(center: float, stderr: float, z: float) -> list[float]:
+    return [center - z * stderr, center + z * stderr]
+
+
+def summarize(
+    config: SimulationConfig, merged: dict[str, Any], elapsed_s: float, workers: int
+) -> dict[str, Any]:
+    """The report: RTP as a fraction with 95%/99% intervals (ratio estimator, delta method)."""
+    rules = config.check()
+    t = merged["tally"]
+    n = t["rounds"]
+    mean_w = t["wagered"] / n
+    rtp = t["returned"] / t["wagered"]
+    # Var of (R - rtp * W) per round, over mean(W)^2 / n: the ratio estimator's variance.
+    var_d = (t["sum_r2"] - 2 * rtp * t["sum_wr"] + rtp * rtp * t["sum_w2"]) / n - (
+        t["returned"] / n - rtp * mean_w
+    ) ** 2
+    stderr = math.sqrt(max(var_d, 0.0) / n) / mean_w
+    hands = max(t["hands"], 1)
+    report: dict[str, Any] = {
+        "ruleset": rules.name,
+        "rounds": n,
+        "rtp": rtp,
+        "ci95": _interval(rtp, stderr, Z95),
+        "ci99": _interval(rtp, stderr, Z99),
+        "stderr": stderr,
+        "rounds_per_s": n / elapsed_s if elapsed_s > 0 else 0.0,
+        "rounds_per_s_per_worker": n / elapsed_s / workers if elapsed_s > 0 else 0.0,
+        "elapsed_s": elapsed_s,
+        "workers": workers,
+        "seed": config.seed,
+        "shoe": config.shoe,
+        "players": config.seats(rules),
+        "hands_per_round": t["hands"] / n,
+        "blackjack_rate": t["blackjacks"] / hands,
+        "bust_rate": t["busts"] / hands,
+        "push_rate": t["pushes"] / hands,
+        "win_rate": t["wins"] / hands,
+        "loss_rate": t["losses"] / hands,
+        "average_wager": mean_w / _BET,
+    }
+    if rules.kind == DUEL:
+        stake = _BET
+        per_player = []
+        for returned, r2 in zip(merged["seat_returns"], merged["seat_r2"], strict=True):
+            mean = returned / n
+            sd = math.sqrt(max(r2 / n - mean * mean, 0.0) / n) / stake
+            per_player.append({"rtp": mean / stake, "ci95": _interval(mean / stake, sd, Z95)})
+        report["per_player_rtp"] = per_player
+        report["fee_take"] = t["fee"] / t["pot"]
+        report["fee_bps"] = rules.fee_bps_for(config.seats(rules))
+    else:
+        report["boxes"] = config.boxes
+        report["double_rate"] = t["doubles"] / hands
+        report["split_rate"] = t["splits"] / (n * config.boxes)
+        report["dealer_bust_rate"] = t["dealer_busts"] / n
+        report["dealer_blackjack_rate"] = t["dealer_blackjacks"] / n
+        report["insurance_offered_rate"] = t["insurance_offered"] / n
+        report["insurance_taken_rate"] = t["insurance_taken"] / n
+    return report
+
+
+def _run_chunk_args(args: tuple[SimulationConfig, int]) -> dict[str, Any]:
+    return run_chunk(*args)
+
+
+def simulate(
+    config: SimulationConfig,
+    *,
+    workers: int = 1,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Run the simulation over `workers` processes and return the report (see `summarize`).
+
+    `progress(done_rounds, total_rounds)` is called after each chunk, in chunk order.
+    """
+    rules = config.check()
+    if workers < 1:
+        raise ValueError("workers must be at least 1")
+    chunks = -(-config.rounds // config.chunk_rounds)
+    seats = config.seats(rules)
+    merged: dict[str, Any] = {
+        "tally": dict.fromkeys(_COUNTERS, 0),
+        "seat_returns": [0] * seats,
+        "seat_r2": [0] * seats,
+    }
+    work = [(config, chunk) for chunk in range(chunks)]
+    started = time.perf_counter()
+    done = 0
+    if workers == 1 or chunks == 1:
+        results = map(_run_chunk_args, work)
+        for part in results:
+            _merge(merged, part)
+            done += part["tally"]["rounds"]
+            if progress is not None:
+                progress(done, config.rounds)
+        used = 1
+    else:
+        used = min(workers, chunks)
+        with multiprocessing.get_context("fork").Pool(used) as pool:
+            for part in pool.imap(_run_chunk_args, work):
+                _merge(merged, part)
+                done += part["tally"]["rounds"]
+                if progress is not None:
+                    progress(done, config.rounds)
+    elapsed = time.perf_counter() - started
+    return summarize(config, merged, elapsed, used)
