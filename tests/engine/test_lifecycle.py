@@ -1,0 +1,147 @@
+"""Deadlines, voids, seeds, ledger legs and views of house-banked rounds; cards and rule data."""
+
+from __future__ import annotations
+
+import pytest
+
+from casino.engine.cards import best_total, totals_of
+from casino.engine.commands import PlaceBet, RevealSeed, Stand, Timeout, VoidRound
+from casino.engine.decider import expire
+from casino.engine.events import (
+    InsuranceDeclined,
+    PlayerStood,
+    RoundVoided,
+    ServerSeedRevealed,
+    event_from_dict,
+    event_to_dict,
+)
+from casino.engine.money import ledger_legs
+from casino.engine.rules import RULESETS
+from casino.engine.shoe import FastShoe, ShoeExhausted, StackedShoe
+from casino.engine.state import Hand
+from casino.engine.views import Viewer, view
+
+from .helpers import SERVER_SEED, T0, deal, open_table, result, usdc
+
+
+def test_totals_hard_soft_and_the_seed_002_example() -> None:
+    # 002: "Ace and 7 ... can be either 8 or 18 ... Ace, 7 and 8. Its total value is 16."
+    assert best_total(*totals_of(["AS", "7D"])) == 18
+    assert best_total(*totals_of(["AS", "7D", "8C"])) == 16
+    assert best_total(*totals_of(["AS", "AD", "9C"])) == 21
+    assert best_total(*totals_of(["KS", "QD", "JC"])) == 30
+
+
+def test_blackjack_only_the_first_two_cards_of_an_unsplit_hand() -> None:
+    hard, ace = totals_of(["AS", "KD"])
+    assert Hand(("AS", "KD"), (0, 1), 1, hard, ace, False, False, False, "open").is_blackjack
+    assert not Hand(("AS", "KD"), (0, 1), 1, hard, ace, True, True, False, "open").is_blackjack
+    hard, ace = totals_of(["AS", "5D", "5C"])
+    assert not Hand(
+        ("AS", "5D", "5C"), (0, 1, 2), 1, hard, ace, False, False, False, "o"
+    ).is_blackjack
+
+
+def test_version_hashes_are_stable_and_distinct() -> None:
+    hashes = {name: r.version_hash for name, r in RULESETS.items()}
+    assert set(RULESETS) == {"classic", "atlantic_city", "duel", "duel_classic"}
+    assert len(set(hashes.values())) == 4
+    assert all(len(h) == 64 for h in hashes.values())
+    # changing a parameter changes the hash
+    from dataclasses import replace
+
+    assert replace(RULESETS["classic"], max_hands=3).version_hash != hashes["classic"]
+
+
+def test_shoes() -> None:
+    assert FastShoe(42).card_at(10) == FastShoe(42).card_at(10)
+    assert [FastShoe(1).card_at(i) for i in range(5)] != [FastShoe(2).card_at(i) for i in range(5)]
+    with pytest.raises(ShoeExhausted):
+        StackedShoe(["AS"]).card_at(1)
+    with pytest.raises(ValueError):
+        StackedShoe(["1S"])
+
+
+def test_betting_deadline_with_no_bets_voids_the_round() -> None:
+    t = open_table("classic", ["TS"] * 6)
+    assert expire(t.s, T0 + 119_999, t.shoe) == []
+    t.do(Timeout(), now=T0 + 120_000)
+    assert isinstance(t.events[-1], RoundVoided) and t.events[-1].reason == "no_bets"
+
+
+def test_betting_deadline_deals_to_the_seats_that_bet() -> None:
+    t = open_table("duel_classic", ["TS", "9D", "KH", "7C"], players=2)
+    t.do(PlaceBet("p2", (usdc(1),)))
+    t.do(Timeout(), now=T0 + 30_000)
+    assert [b.player_id for b in t.s.boxes] == ["p2"]
+    assert t.s.client_material == "seed-1|seed-2"  # every participant, in seat order
+
+
+def test_insurance_deadline_declines_and_turn_deadline_stands() -> None:
+    t = deal("classic", ["9S", "7D", "9H", "AC", "5S"])
+    t.do(Timeout(), now=T0 + 30_000)
+    assert InsuranceDeclined("p1", 0, True) in t.events
+    t.do(Timeout(), now=T0 + 90_000)
+    assert PlayerStood("p1", 0, 0, True) in t.events
+    assert result(t) == ("push", usdc(10))
+
+
+def test_void_before_settlement_refunds_every_stake() -> None:
+    t = deal("classic", ["8S", "7D", "8H", "9C", "3S", "TC"])
+    t.do(VoidRound("malfunction", "shoe reader fault"))
+    voided = t.events[-1]
+    assert isinstance(voided, RoundVoided)
+    assert [(r.player_id, r.amount) for r in voided.refunds] == [("p1", usdc(10))]
+    assert t.balances()["player:p1"] == 0 and t.balances()["round"] == 0
+
+
+def test_void_after_settlement_reverses_the_payout() -> None:
+    t = deal("classic", ["AS", "7C", "KH", "9D"])  # blackjack paid 25
+    assert t.balances()["player:p1"] == usdc(15)
+    t.do(VoidRound("malfunction"))
+    assert t.balances()["player:p1"] == 0
+    assert t.balances()["house"] == 0 and t.balances()["round"] == 0
+
+
+def test_seed_reveal_after_the_round() -> None:
+    t = deal("classic", ["AS", "7C", "KH", "9D"])
+    t.do(RevealSeed(SERVER_SEED))
+    assert t.events[-1] == ServerSeedRevealed(SERVER_SEED)
+    assert view(t.s, Viewer("public"))["server_seed"] == SERVER_SEED
+
+
+def test_ledger_legs_of_a_settled_round() -> None:
+    t = deal("classic", ["TS", "TD", "KH", "8C"])
+    t.do(Stand("p1"))
+    legs = [
+        (leg.source, leg.destination, leg.amount, leg.reason)
+        for e in t.events
+        for leg in ledger_legs(e)
+    ]
+    assert legs == [
+        ("player:p1", "round", usdc(10), "stake"),
+        ("round", "player:p1", usdc(20), "payout"),
+        ("house", "round", usdc(10), "house"),
+    ]
+
+
+def test_views_hide_the_hole_card_until_revealed() -> None:
+    t = deal("classic", ["TS", "7D", "9H", "6C", "5S"])
+    for viewer in (Viewer("public"), Viewer("player", "p1"), Viewer("auditor"), Viewer("staff")):
+        dealer = view(t.s, viewer)["dealer"]
+        assert dealer["cards"] == [{"hidden": True}, {"card": "6C", "position": 3}]
+        assert dealer["total"] is None
+    staff = view(t.s, Viewer("staff", can_see_hole=True))["dealer"]
+    assert staff["cards"][0] == {"card": "7D", "position": 1}
+    t.do(Stand("p1"))
+    assert view(t.s, Viewer("public"))["dealer"]["cards"][0] == {"card": "7D", "position": 1}
+
+
+def test_player_options_are_carried_in_the_round() -> None:
+    t = deal("classic", ["TS", "7D", "9H", "6C"], offer_insurance=False, safety_net=True)
+    assert view(t.s, Viewer("player", "p1"))["my_options"] == {
+        "offer_insurance": False,
+        "safety_net": True,
+    }
+    opened = t.events[0]
+    assert event_from_dict(event_to_dict(opened)) == opened
