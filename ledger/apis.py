@@ -42,8 +42,13 @@ IDEMPOTENCY_HEADER = OpenApiParameter(
 @extend_schema_field(
     {"type": "string", "pattern": r"^(0|[1-9][0-9]*)(\.[0-9]{1,6})?$", "example": "12.5"}
 )
-class AmountField(serializers.Field):
+class AmountField(serializers.Field[int, Any, str, Any]):
     """A USDC amount as a decimal string; parsed strictly by ledger.money (400 on anything else)."""
+
+    def validate_empty_values(self, data: Any) -> tuple[bool, Any]:
+        if data is None:  # JSON null is a bare value too: same clear error as a number
+            parse_amount(data, field=self.field_name or "amount")
+        return super().validate_empty_values(data)
 
     def to_internal_value(self, data: Any) -> int:
         return parse_amount(data, field=self.field_name or "amount")
@@ -53,17 +58,17 @@ class AmountField(serializers.Field):
 
 
 @extend_schema_field({"type": "string", "example": "12.500000"})
-class AmountOutField(serializers.Field):
+class AmountOutField(serializers.Field[int, Any, str, Any]):
     def to_representation(self, value: int) -> str:
         return format_amount(value)
 
 
-class PostingOut(serializers.Serializer):
+class PostingOut(serializers.Serializer[Any]):
     account_type = serializers.CharField(source="account.type")
     amount = AmountOutField()
 
 
-class EntryOut(serializers.Serializer):
+class EntryOut(serializers.Serializer[Any]):
     id = serializers.IntegerField()
     kind = serializers.CharField()
     reference = serializers.CharField()
@@ -77,7 +82,7 @@ class EntryOut(serializers.Serializer):
         return list(PostingOut(rows, many=True).data)
 
 
-class WithdrawalOut(serializers.Serializer):
+class WithdrawalOut(serializers.Serializer[Any]):
     id = serializers.IntegerField()
     user_id = serializers.IntegerField()
     amount = AmountOutField(source="amount_micro")
@@ -88,11 +93,17 @@ class WithdrawalOut(serializers.Serializer):
     resolution_entry_id = serializers.IntegerField(allow_null=True)
 
 
+def _user_id(request: Request) -> int:
+    pk = request.user.pk
+    assert pk is not None  # the views require an authenticated user
+    return int(pk)
+
+
 def _idempotent_response(
     request: Request, *, operation: str, payload: dict[str, Any], perform: Any
 ) -> Response:
     status, body, replayed = idempotent_request(
-        user_id=request.user.pk,
+        user_id=_user_id(request),
         key=request.headers.get("Idempotency-Key"),
         operation=operation,
         payload=payload,
@@ -108,7 +119,7 @@ class WalletBalanceApi(APIView):
     permission_classes = [IsAuthenticated]
 
     @extend_schema_serializer(component_name="WalletBalance")
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(serializers.Serializer[Any]):
         currency = serializers.CharField()
         available = AmountOutField()
         pending_withdrawal = AmountOutField()
@@ -116,7 +127,7 @@ class WalletBalanceApi(APIView):
 
     @extend_schema(operation_id="wallet_balance", responses=OutputSerializer)
     def get(self, request: Request) -> Response:
-        balances = selectors.wallet_balances(user_id=request.user.pk)
+        balances = selectors.wallet_balances(user_id=_user_id(request))
         data = {
             "currency": CURRENCY,
             "available": balances["player_available"],
@@ -137,12 +148,12 @@ class WalletEntryListApi(APIView):
     def get(self, request: Request) -> Response:
         paginator = self.Pagination()
         page = paginator.paginate_queryset(
-            selectors.wallet_entries(user_id=request.user.pk), request, view=self
+            selectors.wallet_entries(user_id=_user_id(request)), request, view=self
         )
         return paginator.get_paginated_response(EntryOut(page, many=True).data)
 
 
-class AmountInput(serializers.Serializer):
+class AmountInput(serializers.Serializer[Any]):
     amount = AmountField()
 
 
@@ -209,7 +220,7 @@ class FaucetApi(APIView):
 class StaffDepositApi(APIView):
     permission_classes = [IsAdminUser]
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(serializers.Serializer[Any]):
         user_id = serializers.IntegerField(min_value=1)
         amount = AmountField()
 
@@ -323,7 +334,7 @@ class StaffReceivableListApi(APIView):
     permission_classes = [IsAdminUser]
 
     @extend_schema_serializer(component_name="Receivable")
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(serializers.Serializer[Any]):
         user_id = serializers.IntegerField(source="account.owner_id")
         username = serializers.CharField(source="account.owner.username")
         owed = serializers.SerializerMethodField()

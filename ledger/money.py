@@ -77,10 +77,10 @@ def parse_amount(value: object, *, field: str = "amount", allow_zero: bool = Fal
             field,
             value,
         )
-    micro = int(whole) * MICRO_PER_USDC + int((fraction or "").ljust(SCALE, "0"))
+    micro: int = int(whole) * MICRO_PER_USDC + int((fraction or "").ljust(SCALE, "0"))
     if micro == 0 and not allow_zero:
         raise _reject("amount_zero", f"{field} must be greater than zero.", field, value)
-    maximum: int = settings.MAX_AMOUNT_MICRO
+    maximum = int(settings.MAX_AMOUNT_MICRO)
     if micro > maximum:
         raise _reject(
             "amount_too_large",

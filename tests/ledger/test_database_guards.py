@@ -30,9 +30,12 @@ def _journal_with_one_entry() -> JournalEntry:
 )
 def test_raw_update_and_delete_fail(sql: str) -> None:
     entry = _journal_with_one_entry()
-    with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute(sql, [entry.pk])
+    with (
+        pytest.raises(DatabaseError, match="append-only"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute(sql, [entry.pk])
     assert Posting.objects.filter(entry=entry).count() == 2
     assert sorted(Posting.objects.filter(entry=entry).values_list("amount", flat=True)) == [
         -5 * USDC,
@@ -58,9 +61,7 @@ def test_player_balance_cannot_go_negative_in_the_database(may_go_negative: bool
     fund(user, USDC)
     row = AccountBalance.objects.get(account__key=f"player_available:{user.pk}")
     with pytest.raises(IntegrityError), transaction.atomic():
-        AccountBalance.objects.filter(pk=row.pk).update(
-            balance=-1, may_go_negative=may_go_negative
-        )
+        AccountBalance.objects.filter(pk=row.pk).update(balance=-1, may_go_negative=may_go_negative)
 
 
 @pytest.mark.postgres
@@ -68,9 +69,12 @@ def test_player_balance_cannot_go_negative_in_the_database(may_go_negative: bool
 def test_truncate_fails_on_postgres() -> None:
     _journal_with_one_entry()
     for table in ("ledger_posting", "ledger_journalentry"):
-        with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
-            with connection.cursor() as cursor:
-                cursor.execute(f"TRUNCATE {table} CASCADE")
+        with (
+            pytest.raises(DatabaseError, match="append-only"),
+            transaction.atomic(),
+            connection.cursor() as cursor,
+        ):
+            cursor.execute(f"TRUNCATE {table} CASCADE")
 
 
 @pytest.mark.postgres
@@ -107,4 +111,6 @@ def test_services_commit_under_the_deferred_check() -> None:
     services.round_settle(
         round_ref="deferred", returns=[(user, 2 * USDC)], house_banked=True, idempotency_key="s"
     )
-    assert AccountBalance.objects.get(account__key=f"player_available:{user.pk}").balance == 6 * USDC
+    assert (
+        AccountBalance.objects.get(account__key=f"player_available:{user.pk}").balance == 6 * USDC
+    )

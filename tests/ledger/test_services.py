@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.db import transaction
 from django.test import override_settings
 
 from casino.errors import ApplicationError
@@ -37,11 +38,8 @@ def test_withdrawal_request_complete_and_cancel() -> None:
         services.withdrawal_request(user=user, amount_micro=7 * USDC, idempotency_key="w2")
     assert caught.value.code == "insufficient_funds"
     assert available(user) == 6 * USDC
-    completed = services.withdrawal_complete_post  # inside a durable block below
-    from django.db import transaction
-
     with transaction.atomic(durable=True):
-        completed(withdrawal_id=done.pk, staff=staff, idempotency_key="c1")
+        services.withdrawal_complete_post(withdrawal_id=done.pk, staff=staff, idempotency_key="c1")
     done.refresh_from_db()
     assert done.status == WithdrawalStatus.COMPLETED
     assert balance(f"pending_withdrawal:{user.pk}") == 0
@@ -63,7 +61,9 @@ def test_stake_needs_funds_and_changes_nothing_when_short() -> None:
     user = make_user()
     fund(user, 1 * USDC)
     with pytest.raises(ApplicationError) as caught:
-        services.round_stake(round_ref="r-short", user=user, amount_micro=2 * USDC, idempotency_key="b")
+        services.round_stake(
+            round_ref="r-short", user=user, amount_micro=2 * USDC, idempotency_key="b"
+        )
     assert caught.value.code == "insufficient_funds"
     assert available(user) == 1 * USDC
     assert not JournalEntry.objects.filter(reference="round:r-short").exists()
@@ -208,8 +208,6 @@ def test_void_after_winnings_withdrawn_books_a_receivable() -> None:
 
 @override_settings(DEMO_MODE=False)
 def test_faucet_only_in_demo_mode() -> None:
-    from django.db import transaction
-
     user = make_user()
     with pytest.raises(ApplicationError) as caught, transaction.atomic(durable=True):
         services.wallet_faucet_post(user=user, amount_micro=USDC, idempotency_key="f")

@@ -1,0 +1,200 @@
+"""Wallet API: balances, entries, withdrawals, staff deposits, idempotency, privacy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import override_settings
+from rest_framework.test import APIClient
+
+from ledger import services
+from ledger.models import JournalEntry
+from tests.ledger.factories import assert_ledger_ok, available, fund, make_user
+from tests.ledger.test_money import BAD
+
+pytestmark = pytest.mark.django_db
+
+USDC = 1_000_000
+
+
+def client_for(user: Any) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
+
+
+def test_balance_and_entries_show_only_own_money() -> None:
+    alice, bob = make_user(), make_user()
+    fund(alice, 7 * USDC)
+    fund(bob, 3 * USDC)
+    for user, key in ((alice, "a"), (bob, "b")):
+        services.round_stake(round_ref="duel-p", user=user, amount_micro=USDC, idempotency_key=key)
+    services.round_settle(
+        round_ref="duel-p",
+        returns=[(alice, 1_940_000)],
+        fee_micro=60_000,
+        house_banked=False,
+        idempotency_key="s",
+    )
+    response = client_for(alice).get("/api/wallet/balance/")
+    assert response.status_code == 200
+    assert response.json() == {
+        "currency": "USDC",
+        "available": "7.940000",
+        "pending_withdrawal": "0.000000",
+        "receivable": "0.000000",
+    }
+    page = client_for(bob).get("/api/wallet/entries/?limit=2").json()
+    assert page["count"] == 2  # bob's deposit and bet; the payout entry has no bob posting
+    kinds = [e["kind"] for e in page["results"]]
+    assert kinds == ["bet", "deposit"]
+    for entry in page["results"]:
+        assert [p["account_type"] for p in entry["postings"]] == ["player_available"]
+    alice_page = client_for(alice).get("/api/wallet/entries/").json()
+    payout = next(e for e in alice_page["results"] if e["kind"] == "payout")
+    assert payout["postings"] == [{"account_type": "player_available", "amount": "1.940000"}]
+
+
+def test_anonymous_is_refused() -> None:
+    assert APIClient().get("/api/wallet/balance/").status_code in (401, 403)
+
+
+def test_withdrawal_request_is_idempotent() -> None:
+    user = make_user()
+    fund(user, 10 * USDC)
+    client = client_for(user)
+    first = client.post(
+        "/api/wallet/withdrawals/", {"amount": "2.5"}, format="json", HTTP_IDEMPOTENCY_KEY="k-1"
+    )
+    assert first.status_code == 201
+    assert first.json()["amount"] == "2.500000"
+    same = client.post(
+        "/api/wallet/withdrawals/",
+        {"amount": "2.500000"},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="k-1",
+    )
+    assert (same.status_code, same.json()) == (201, first.json())
+    assert same["Idempotent-Replayed"] == "true"
+    other = client.post(
+        "/api/wallet/withdrawals/", {"amount": "3"}, format="json", HTTP_IDEMPOTENCY_KEY="k-1"
+    )
+    assert other.status_code == 422
+    assert other.json()["error"]["code"] == "idempotency_key_reused"
+    assert available(user) == 7_500_000
+    missing = client.post("/api/wallet/withdrawals/", {"amount": "1"}, format="json")
+    assert (missing.status_code, missing.json()["error"]["code"]) == (
+        400,
+        "idempotency_key_required",
+    )
+    assert_ledger_ok()
+
+
+# float("nan") cannot be sent through the test client's encoder: the literal test covers it.
+@pytest.mark.parametrize(("value", "code"), [(v, c) for v, c in BAD if v == v])
+def test_every_bad_amount_is_a_400_and_changes_nothing(value: object, code: str) -> None:
+    user = make_user()
+    fund(user, 10 * USDC)
+    entries = JournalEntry.objects.count()
+    response = client_for(user).post(
+        "/api/wallet/withdrawals/", {"amount": value}, format="json", HTTP_IDEMPOTENCY_KEY="bad"
+    )
+    assert response.status_code == 400
+    body = response.json()["error"]
+    assert body["code"] == code and body["message"]
+    assert available(user) == 10 * USDC
+    assert JournalEntry.objects.count() == entries
+
+
+def test_nan_and_infinity_literals_in_json_are_refused() -> None:
+    user = make_user()
+    for literal in ("NaN", "Infinity", "-Infinity", "1e3"):
+        response = client_for(user).post(
+            "/api/wallet/faucet/",
+            data=f'{{"amount": {literal}}}',
+            content_type="application/json",
+            HTTP_IDEMPOTENCY_KEY=f"lit-{literal}",
+        )
+        assert response.status_code == 400, literal
+        assert response.json()["error"]["code"] in ("malformed_request", "amount_not_string")
+    assert available(user) == 0
+
+
+def test_staff_deposit_and_withdrawal_resolution() -> None:
+    staff, player = make_user(staff=True), make_user()
+    client = client_for(staff)
+    deposit = client.post(
+        "/api/wallet/staff/deposits/",
+        {"user_id": player.pk, "amount": "12.5"},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="dep-1",
+    )
+    assert deposit.status_code == 201
+    assert sorted(p["amount"] for p in deposit.json()["postings"]) == ["-12.500000", "12.500000"]
+    assert available(player) == 12_500_000
+    refused = client_for(player).post(
+        "/api/wallet/staff/deposits/",
+        {"user_id": player.pk, "amount": "1"},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="dep-x",
+    )
+    assert refused.status_code == 403
+    request = client_for(player).post(
+        "/api/wallet/withdrawals/", {"amount": "2"}, format="json", HTTP_IDEMPOTENCY_KEY="w"
+    )
+    wid = request.json()["id"]
+    listed = client.get("/api/wallet/staff/withdrawals/?status=pending").json()
+    assert [w["id"] for w in listed["results"]] == [wid]
+    done = client.post(f"/api/wallet/staff/withdrawals/{wid}/complete/", HTTP_IDEMPOTENCY_KEY="c")
+    assert (done.status_code, done.json()["status"]) == (200, "completed")
+    cancel = client.post(f"/api/wallet/staff/withdrawals/{wid}/cancel/", HTTP_IDEMPOTENCY_KEY="x")
+    assert (cancel.status_code, cancel.json()["error"]["code"]) == (409, "withdrawal_not_pending")
+    assert available(player) == 10_500_000
+    assert_ledger_ok()
+
+
+def test_staff_sees_receivables() -> None:
+    staff, winner, loser = make_user(staff=True), make_user(), make_user()
+    fund(winner, USDC)
+    fund(loser, USDC)
+    for user, key in ((winner, "w"), (loser, "l")):
+        services.round_stake(round_ref="rcv", user=user, amount_micro=USDC, idempotency_key=key)
+    services.round_settle(
+        round_ref="rcv",
+        returns=[(winner, 1_940_000)],
+        fee_micro=60_000,
+        house_banked=False,
+        idempotency_key="s",
+    )
+    services.withdrawal_request(user=winner, amount_micro=1_940_000, idempotency_key="out")
+    services.round_void(round_ref="rcv", idempotency_key="void")
+    rows = client_for(staff).get("/api/wallet/staff/receivables/").json()["results"]
+    assert {"user_id": winner.pk, "username": winner.username, "owed": "0.940000"} in rows
+
+
+@override_settings(DEMO_MODE=True)
+def test_faucet_in_demo_mode() -> None:
+    user = make_user()
+    response = client_for(user).post(
+        "/api/wallet/faucet/", {"amount": "100"}, format="json", HTTP_IDEMPOTENCY_KEY="f"
+    )
+    assert response.status_code == 201
+    assert response.json()["postings"] == [
+        {"account_type": "player_available", "amount": "100.000000"}
+    ]
+    assert available(user) == 100 * USDC
+
+
+def test_schema_lists_the_wallet_operations() -> None:
+    staff = make_user(staff=True)
+    schema = client_for(staff).get("/api/schema/?format=json").json()
+    paths = schema["paths"]
+    for path in (
+        "/api/wallet/balance/",
+        "/api/wallet/entries/",
+        "/api/wallet/withdrawals/",
+        "/api/wallet/staff/deposits/",
+        "/api/wallet/staff/withdrawals/{withdrawal_id}/complete/",
+    ):
+        assert path in paths
