@@ -15,6 +15,8 @@ from __future__ import annotations
 from functools import cache
 from typing import Final
 
+from casino.engine.rules import DUEL, RuleSet
+
 # Result keys, in display order.
 OUTCOMES: Final[tuple[str, ...]] = ("17", "18", "19", "20", "21", "bust")
 # Up-card keys, in display order (ten-value cards are one key).
@@ -90,13 +92,29 @@ def dealer_distribution(
 
 
 def dealer_table(
-    *, decks: int = 8, hits_soft_17: bool = False, peek: bool = True
+    *, decks: int = 8, hits_soft_17: bool = False, peek: bool | tuple[int, ...] = True
 ) -> dict[str, dict[str, float]]:
-    """The distribution for every up card, keyed "2".."10", "A"."""
+    """The distribution for every up card, keyed "2".."10", "A".
+
+    ``peek`` is a flag for all up cards or, like ``RuleSet.peek_up_points``, the up-card
+    values (ace = 1) on which the dealer peeks.
+    """
+    points = (1, 10) if peek is True else () if peek is False else peek
     return {
-        key: dealer_distribution(key, decks=decks, hits_soft_17=hits_soft_17, peek=peek)
+        key: dealer_distribution(
+            key, decks=decks, hits_soft_17=hits_soft_17, peek=_UP_VALUES[key] in points
+        )
         for key in UP_CARD_KEYS
     }
+
+
+def ruleset_dealer_table(rules: RuleSet) -> dict[str, dict[str, float]]:
+    """The table for a house-banked rule set (its decks, soft-17 rule and peek policy)."""
+    if rules.kind == DUEL:
+        raise ValueError(f"{rules.name} has no dealer")
+    return dealer_table(
+        decks=rules.decks, hits_soft_17=rules.dealer_hits_soft_17, peek=rules.peek_up_points
+    )
 
 
 @cache
