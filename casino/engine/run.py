@@ -23,16 +23,17 @@ class Run:
         self.events.append(event)
         self.state = evolve(self.state, event)
 
-    def _next_card(self) -> tuple[int, str]:
+    def _shoe(self) -> Shoe:
         if self.shoe is None:
             raise DomainError(SHOE_REQUIRED, "this command deals cards: pass the round's shoe")
-        position = self.state.next_position
-        return position, self.shoe.card_at(position)
+        return self.shoe
 
     def deal_player(self, player_id: str, box: int, hand: int, hidden: bool = False) -> None:
-        position, card = self._next_card()
+        position = self.state.next_position
+        card = self._shoe().card_at(position)
         self.emit(PlayerCardDealt(position, card, player_id, box, hand, hidden))
 
     def deal_dealer(self, hole: bool = False) -> None:
-        position, card = self._next_card()
+        position = self.state.next_position
+        card = self._shoe().card_at(position)
         self.emit(DealerCardDealt(position, card, hole))
