@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import json
+from io import StringIO
 from typing import Any
 
 import pytest
+from django.core.management import CommandError, call_command
 
 from casino.engine.commands import OpenRound, PlaceBet
 from casino.engine.events import Participant, RoundOptions
@@ -18,6 +21,7 @@ from casino.engine.simulator import (
     simulate,
     summarize,
 )
+from casino.management.commands.simulate import ProgressBar
 
 TIMING = ("rounds_per_s", "rounds_per_s_per_worker", "elapsed_s", "workers")
 
@@ -172,3 +176,48 @@ def test_summary_interval_math() -> None:
     assert report["stderr"] == pytest.approx(2**-0.5)
     assert report["ci95"] == pytest.approx([1 - 1.96 * 2**-0.5, 1 + 1.96 * 2**-0.5], abs=1e-4)
     assert FastShoe(1).card_at(0) == FastShoe(1).card_at(0)
+
+
+def test_simulate_command_prints_one_json_line() -> None:
+    out = StringIO()
+    call_command(
+        "simulate", "--ruleset", "classic", "--rounds", "300", "--seed", "4", "--json", stdout=out
+    )
+    lines = out.getvalue().strip().splitlines()
+    assert len(lines) == 1
+    report = json.loads(lines[0])
+    assert list(report)[:6] == ["ruleset", "rounds", "rtp", "ci95", "ci99", "stderr"]
+    assert report["ruleset"] == "classic" and report["rounds"] == 300
+    assert report["ci95"][0] < report["rtp"] < report["ci95"][1]
+    assert report["rounds_per_s"] > 0
+
+
+def test_simulate_command_readable_output_for_duel() -> None:
+    out = StringIO()
+    call_command("simulate", "--ruleset", "duel", "--rounds", "200", "--players", "4", stdout=out)
+    text = out.getvalue()
+    assert "RTP            98.5000%" in text
+    assert "seat 4" in text
+    assert "fee take       1.5000% of the pot (4 players, 150 bps)" in text
+
+
+def test_simulate_command_rejects_bad_input() -> None:
+    with pytest.raises(CommandError, match=r"seats 2\.\.8"):
+        call_command("simulate", "--ruleset", "duel", "--rounds", "10", "--players", "1")
+
+
+class _FakeTty(StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_draws_only_on_a_terminal() -> None:
+    tty = _FakeTty()
+    bar = ProgressBar(tty, width=10)
+    bar(5, 10)
+    bar(10, 10)
+    assert "[#####-----]" in tty.getvalue()
+    assert tty.getvalue().endswith("\n")
+    pipe = StringIO()
+    ProgressBar(pipe)(10, 10)
+    assert pipe.getvalue() == ""
