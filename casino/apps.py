@@ -5,3 +5,11 @@ class CasinoConfig(AppConfig):
     name = "casino"
     verbose_name = "Casino"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        import casino.celery  # noqa: F401  (binds @shared_task to the project's Celery app)
+        from casino import checks  # noqa: F401  (registers the round-legs reconcile check)
+        from casino.selectors import player_has_round_in_progress
+        from fairness.services import register_round_in_progress_check
+
+        register_round_in_progress_check(player_has_round_in_progress)

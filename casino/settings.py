@@ -142,7 +142,10 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = "UTC"
-CELERY_BEAT_SCHEDULE: dict[str, Any] = {}
+CELERY_BEAT_SCHEDULE: dict[str, Any] = {
+    # Lost or late timer nudges are caught here: every open round past its deadline is nudged.
+    "sweep-deadlines": {"task": "casino.sweep_deadlines", "schedule": 5.0},
+}
 
 CACHES = {
     "default": (

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import Any
 
 import yaml
+from celery.app.utils import find_app
 from django.conf import settings
 from django.core.management import get_commands
 
@@ -63,5 +63,6 @@ def test_worker_and_beat_run_the_real_celery_app() -> None:
         words = _command_words(services[name])
         assert words[:3] == ["celery", "-A", "casino"]
         assert words[3] == subcommand
-        module = importlib.import_module(words[2])
-        assert module.celery_app.main == "casino"
+        app = find_app(words[2])  # what `celery -A casino` loads
+        assert app.main == "casino"
+        assert "casino.round_nudge" in app.tasks

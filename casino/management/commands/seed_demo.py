@@ -1,4 +1,7 @@
-"""`manage.py seed_demo`: demo users (idempotent). Refuses to run with DEBUG off."""
+"""`manage.py seed_demo`: demo users, funds and one table per rule set (idempotent).
+
+Refuses to run with DEBUG off: the demo logins are public.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +12,21 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from casino.engine.rules import RULESETS, USDC
+from casino.tables import demo_table
+from ledger.services import wallet_deposit
+
 DEMO_PASSWORD = "demo-password"
 DEMO_PLAYERS = ("alice", "bob", "carol")
 DEMO_STAFF = ("staff",)
+DEMO_FUNDS = 1_000 * USDC
 
 
 class Command(BaseCommand):
-    help = "Create the demo users (alice, bob, carol, staff; password demo-password). Idempotent."
+    help = (
+        "Create the demo users (alice, bob, carol, staff; password demo-password), fund the "
+        "players with 1,000 USDC once, and open one table of each rule set. Idempotent."
+    )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if not settings.DEBUG:
@@ -32,5 +43,15 @@ class Command(BaseCommand):
                     user.set_password(DEMO_PASSWORD)
                     user.save()
                     created.append(name)
+            tables = [demo_table(ruleset) for ruleset in RULESETS]
+        for name in DEMO_PLAYERS:
+            # The same key every run: the ledger returns the first deposit instead of paying twice.
+            wallet_deposit(
+                user=User.objects.get(username=name),
+                amount_micro=DEMO_FUNDS,
+                idempotency_key=f"seed_demo:funds:{name}",
+                source="staff",
+            )
         status = f"created {', '.join(created)}" if created else "already present"
         self.stdout.write(f"Demo users: {status}. Password for all: {DEMO_PASSWORD}")
+        self.stdout.write("Demo tables: " + ", ".join(f"{t.name} (#{t.pk})" for t in tables))

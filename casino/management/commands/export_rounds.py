@@ -1,0 +1,44 @@
+"""`manage.py export_rounds --out FILE [--since DATE] [--round ID]`: the verifier's bundle."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from casino.audit import export_lines, select_rounds
+from casino.management.commands.audit import parse_since
+from casino.progress import ProgressBar
+
+
+class Command(BaseCommand):
+    help = "Write finished rounds as JSON Lines for `python -m fairness.verify FILE`."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--out", required=True, help="file to write ('-' for stdout)")
+        parser.add_argument("--since", help="rounds opened on or after this date (ISO 8601)")
+        parser.add_argument("--round", action="append", default=[], help="a round id (repeatable)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        round_ids = select_rounds(
+            since=parse_since(options["since"]), round_ids=options["round"], finished_only=True
+        )
+        if options["round"] and not round_ids:
+            raise CommandError("none of those rounds exists or has finished")
+        progress = ProgressBar("rounds")
+        written = 0
+        if options["out"] == "-":
+            for line in export_lines(round_ids):
+                self.stdout.write(line)
+                written += 1
+        else:
+            path = Path(options["out"])
+            tmp = path.with_name(path.name + ".partial")
+            with tmp.open("w", encoding="utf-8") as out:
+                for line in export_lines(round_ids):
+                    out.write(line + "\n")
+                    written += 1
+                    progress(written, len(round_ids))
+            tmp.replace(path)  # a crash never leaves a half-written bundle under the real name
+            self.stderr.write(f"wrote {written} rounds to {path}")

@@ -1,0 +1,178 @@
+"""Read models folded from the event store: the `Round` and `RoundPlayer` rows.
+
+`project` is called by the round service inside its transaction with the state it just
+folded; `rebuild_round` recomputes the same rows from the stored events alone, which is how
+`rebuild_projections` proves the projections are only a cache of the events.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import transaction
+
+from casino.engine.state import SETTLED, VOIDED, RoundState
+from casino.eventstore.models import StoredEvent
+from casino.models import Round, RoundPlayer, RoundStatus, Table
+
+OUTCOME_MAX = 200
+
+
+def _status(state: RoundState) -> str:
+    if state.phase == VOIDED:
+        return RoundStatus.VOIDED
+    if state.phase == SETTLED:
+        return RoundStatus.SETTLED
+    return RoundStatus.OPEN
+
+
+def _when(ms: int | None) -> datetime | None:
+    return None if ms is None else datetime.fromtimestamp(ms / 1000, tz=UTC)
+
+
+def _finished_ms(state: RoundState) -> int | None:
+    if state.voided is not None:
+        return state.voided.voided_at_ms
+    if state.settlement is not None:
+        return state.settlement.settled_at_ms
+    return None
+
+
+def player_money(state: RoundState) -> tuple[dict[str, int], dict[str, int]]:
+    """Stake and gross return per player id (a void returns exactly the stakes)."""
+    stakes: dict[str, int] = defaultdict(int)
+    returns: dict[str, int] = defaultdict(int)
+    for box in state.boxes:
+        stakes[box.player_id] += box.insurance + sum(h.stake for h in box.hands)
+    if state.voided is not None:
+        return dict(stakes), dict(stakes)
+    if state.settlement is not None:
+        for results in (state.settlement.hands, state.settlement.insurance):
+            for r in results:
+                returns[r.player_id] += r.gross_return
+    return dict(stakes), dict(returns)
+
+
+def outcome_text(state: RoundState) -> str:
+    """A short human summary: "voided: <reason>", or each hand's outcome."""
+    if state.voided is not None:
+        return f"voided: {state.voided.reason}"[:OUTCOME_MAX]
+    if state.settlement is None:
+        return ""
+    parts = [f"{h.player_id}/{h.box}.{h.hand}:{h.outcome}" for h in state.settlement.hands]
+    return " ".join(parts)[:OUTCOME_MAX]
+
+
+def project(*, round_id: str, state: RoundState, version: int, table: Table | None = None) -> Round:
+    """Write the round's read model from its folded state (inside the caller's transaction)."""
+    o = state.opened
+    stakes, returns = player_money(state)
+    finished = _finished_ms(state)
+    defaults = {
+        "table_id": int(o.table_id),
+        "ruleset": o.ruleset,
+        "status": _status(state),
+        "phase": state.phase,
+        "version": version,
+        "chain_id": o.chain_id,
+        "nonce": o.nonce,
+        "commitment": o.commitment,
+        "stake_total": sum(stakes.values()),
+        "return_total": sum(returns.values()),
+        "fee": state.settlement.fee if state.settlement is not None and state.voided is None else 0,
+        "outcome": outcome_text(state),
+        "deadline_ms": None if state.finished else state.deadline_ms,
+        "opened_at": _when(o.opened_at_ms),
+        "finished_at": _when(finished),
+    }
+    round_row, created = Round.objects.update_or_create(id=round_id, defaults=defaults)
+    if created:
+        RoundPlayer.objects.bulk_create(
+            RoundPlayer(round=round_row, user_id=int(p.player_id), seat=i)
+            for i, p in enumerate(o.participants)
+        )
+    for seat, p in enumerate(o.participants):
+        stake, gross = stakes.get(p.player_id, 0), returns.get(p.player_id, 0)
+        RoundPlayer.objects.filter(round=round_row, seat=seat).exclude(
+            stake=stake, gross_return=gross
+        ).update(stake=stake, gross_return=gross)
+    return round_row
+
+
+PROJECTED_FIELDS = (
+    "table_id",
+    "ruleset",
+    "status",
+    "phase",
+    "version",
+    "chain_id",
+    "nonce",
+    "commitment",
+    "stake_total",
+    "return_total",
+    "fee",
+    "outcome",
+    "deadline_ms",
+    "opened_at",
+    "finished_at",
+)
+
+
+def _snapshot(round_id: str) -> dict[str, Any] | None:
+    row = Round.objects.filter(id=round_id).values(*PROJECTED_FIELDS).first()
+    if row is None:
+        return None
+    players = list(
+        RoundPlayer.objects.filter(round_id=round_id)
+        .order_by("seat")
+        .values_list("user_id", "seat", "stake", "gross_return")
+    )
+    return {**row, "players": players}
+
+
+def rebuild_round(round_id: str, *, write: bool = True) -> list[str]:
+    """Refold one round from its events; return how the live projection differed (if at all)."""
+    from casino.services import round_load
+
+    stored, state = round_load(round_id=round_id)
+    if state is None:
+        return [f"{round_id}: no events"]
+    before = _snapshot(round_id)
+    with transaction.atomic():
+        project(round_id=round_id, state=state, version=len(stored))
+        after = _snapshot(round_id)
+        if not write:
+            transaction.set_rollback(True)
+    if before == after:
+        return []
+    if before is None or after is None:
+        return [f"{round_id}: projection missing"]
+    return [
+        f"{round_id}: {key} was {before[key]!r}, events say {after[key]!r}"
+        for key in before
+        if before[key] != after[key]
+    ]
+
+
+def rebuild_all(
+    *, write: bool = True, progress: Callable[[int, int], None] | None = None
+) -> dict[str, Any]:
+    """Rebuild (or with write=False only compare) every round's projection."""
+    stream_ids = list(
+        StoredEvent.objects.filter(type="RoundOpened")
+        .order_by("position")
+        .values_list("stream_id", flat=True)
+    )
+    problems: list[str] = []
+    differences = 0
+    for done, round_id in enumerate(stream_ids, start=1):
+        found = rebuild_round(round_id, write=write)
+        if found:
+            differences += 1
+            problems.extend(found)
+        if progress is not None:
+            progress(done, len(stream_ids))
+    return {"rounds": len(stream_ids), "differences": differences, "problems": problems}

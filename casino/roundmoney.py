@@ -1,0 +1,129 @@
+"""A round's money: the ledger postings its events imply, and the check that they match.
+
+Posting: each money event goes through the ledger's round services inside the round
+service's transaction, with an idempotency key derived from the round and the event's
+version, so the same event can never be posted twice.
+
+Checking (`round_legs_problems`): the engine's `ledger_legs` gives, per event, the money it
+moves between abstract accounts (player, round escrow, house, fees). Summed over the round,
+that gives a net per account; the ledger's postings referencing the round must give the same
+nets. A void's shortfall booked to a player's receivable counts as that player's money.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+
+from django.db.models import Sum
+
+from casino.engine.events import (
+    BetPlaced,
+    Event,
+    HandDoubled,
+    HandSplit,
+    InsuranceTaken,
+    RoundSettled,
+    RoundVoided,
+)
+from casino.engine.money import FEES, HOUSE, ROUND, ledger_legs
+from casino.engine.rules import DUEL
+from casino.engine.state import RoundState
+from casino.eventstore.models import StoredEvent
+from ledger.models import Account, AccountType, Posting
+from ledger.rounds import round_reference, round_settle_post, round_stake_post, round_void_post
+
+
+def post_legs(
+    *, round_id: str, state: RoundState, events: Sequence[Event], stored: Sequence[StoredEvent]
+) -> None:
+    """Post the ledger entries of freshly appended `events` (aligned with `stored`)."""
+    for event, record in zip(events, stored, strict=True):
+        key = f"round:{round_id}:v{record.version}"
+        if isinstance(event, BetPlaced | HandDoubled | HandSplit):
+            round_stake_post(
+                round_ref=round_id,
+                user=event.player_id,
+                amount_micro=event.amount,
+                kind="bet",
+                idempotency_key=key,
+            )
+        elif isinstance(event, InsuranceTaken):
+            round_stake_post(
+                round_ref=round_id,
+                user=event.player_id,
+                amount_micro=event.amount,
+                kind="insurance",
+                idempotency_key=key,
+            )
+        elif isinstance(event, RoundSettled):
+            _settle(round_id, state, event, key)
+        elif isinstance(event, RoundVoided):
+            round_void_post(round_ref=round_id, idempotency_key=key)
+
+
+def _settle(round_id: str, state: RoundState, event: RoundSettled, key: str) -> None:
+    returns: list[tuple[str, int]] = []
+    refunds: list[tuple[str, int]] = []
+    for hand in event.hands:
+        if not hand.gross_return:
+            continue
+        target = refunds if hand.outcome == "push" else returns
+        target.append((hand.player_id, hand.gross_return))
+    returns.extend((r.player_id, r.gross_return) for r in event.insurance if r.gross_return)
+    round_settle_post(
+        round_ref=round_id,
+        returns=returns,
+        refunds=refunds,
+        fee_micro=event.fee,
+        house_banked=state.rules.kind != DUEL,
+        idempotency_key=key,
+    )
+
+
+def expected_nets(events: Iterable[Event]) -> dict[str, int]:
+    """Net micro-USDC per abstract account ("player:<id>", round, house, fees) the events imply."""
+    nets: dict[str, int] = defaultdict(int)
+    for event in events:
+        for leg in ledger_legs(event):
+            nets[leg.source] -= leg.amount
+            nets[leg.destination] += leg.amount
+    return {account: net for account, net in nets.items() if net}
+
+
+def _abstract_account(account: Account) -> str:
+    if account.type in (AccountType.PLAYER_AVAILABLE, AccountType.RECEIVABLE):
+        return f"player:{account.owner_id}"
+    return {
+        AccountType.HOUSE_BANKROLL: HOUSE,
+        AccountType.HOUSE_FEE_REVENUE: FEES,
+    }.get(AccountType(account.type), ROUND)
+
+
+def recorded_nets(round_id: str) -> dict[str, int]:
+    """Net micro-USDC per abstract account of every ledger posting referencing the round."""
+    rows = (
+        Posting.objects.filter(entry__reference=round_reference(round_id))
+        .values("account_id")
+        .annotate(net=Sum("amount"))
+    )
+    by_id = {row["account_id"]: row["net"] for row in rows}
+    nets: dict[str, int] = defaultdict(int)
+    for account in Account.objects.filter(pk__in=list(by_id)):
+        nets[_abstract_account(account)] += by_id[account.pk]
+    return {account: net for account, net in nets.items() if net}
+
+
+def round_legs_problems(round_id: str, events: Iterable[Event]) -> list[str]:
+    """Differences between the ledger's postings for a round and what its events imply."""
+    expected = expected_nets(events)
+    recorded = recorded_nets(round_id)
+    problems = []
+    for account in sorted(set(expected) | set(recorded)):
+        want, have = expected.get(account, 0), recorded.get(account, 0)
+        if want != have:
+            problems.append(
+                f"ledger legs: {account} should net {want} micro-USDC for this round, "
+                f"the ledger has {have}"
+            )
+    return problems
