@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import lru_cache
 
 from casino.engine import banked, duel
 from casino.engine import errors as E
@@ -35,8 +36,10 @@ from casino.engine.events import (
     BetPlaced,
     BettingClosed,
     Event,
+    Participant,
     PlayerAmount,
     RoundOpened,
+    RoundOptions,
     RoundVoided,
     ServerSeedRevealed,
 )
@@ -160,14 +163,20 @@ def _safety_net(s: RoundState, player_id: str) -> bool:
 
 
 def _check_table(rules: RuleSet, command: OpenRound) -> None:
-    o = command.options
-    players = [p.player_id for p in command.participants]
+    problems = _table_problems(rules, command.participants, command.options)
+    if problems:
+        raise DomainError(E.INVALID_TABLE, problems)
+
+
+@lru_cache(maxsize=256)  # tables open round after round with the same seats and limits
+def _table_problems(rules: RuleSet, participants: tuple[Participant, ...], o: RoundOptions) -> str:
+    players = [p.player_id for p in participants]
     problems = []
     if not rules.min_seats <= len(players) <= rules.max_seats:
         problems.append(f"{rules.name} seats {rules.min_seats}..{rules.max_seats} players")
     if len(set(players)) != len(players):
         problems.append("a player is seated twice")
-    if any(not _CLIENT_SEED.fullmatch(p.client_seed) for p in command.participants):
+    if any(not _CLIENT_SEED.fullmatch(p.client_seed) for p in participants):
         problems.append("client seeds are 1-64 characters of [A-Za-z0-9_.-]")
     if o.chip_unit <= 0 or o.chip_unit % 2:
         problems.append("the chip unit must be a positive even number of micro-USDC")
@@ -182,8 +191,7 @@ def _check_table(rules: RuleSet, command: OpenRound) -> None:
             problems.append(f"the minimum must be {rules.min_table_bet}..{rules.max_table_bet}")
         if o.max_bet < o.min_bet:
             problems.append("the maximum is below the minimum")
-    if problems:
-        raise DomainError(E.INVALID_TABLE, "; ".join(problems))
+    return "; ".join(problems)
 
 
 def _open(command: OpenRound, now_ms: int, shoe: Shoe | None) -> tuple[list[Event], RoundState]:

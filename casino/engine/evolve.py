@@ -61,13 +61,8 @@ class ReplayError(ValueError):
 # Field positions: the hot handlers copy the state tuple and set fields by position, which
 # is several times cheaper than NamedTuple._replace (measured; see docs/rules.md).
 _F = {name: i for i, name in enumerate(RoundState._fields)}
-_PHASE, _BOXES, _TURN, _TURN_HAND, _DEADLINE = (
-    _F["phase"],
-    _F["boxes"],
-    _F["turn"],
-    _F["turn_hand"],
-    _F["deadline_ms"],
-)
+_PHASE, _BOXES, _DEALER, _NEXT = _F["phase"], _F["boxes"], _F["dealer"], _F["next_position"]
+_TURN, _TURN_HAND, _DEADLINE = _F["turn"], _F["turn_hand"], _F["deadline_ms"]
 
 
 def _with(s: RoundState, changes: dict[int, Any]) -> RoundState:
@@ -152,9 +147,11 @@ def _opened(state: RoundState | None, e: RoundOpened) -> RoundState:
 
 
 def _bet(s: RoundState, e: BetPlaced) -> RoundState:
-    seat = {p.player_id: i for i, p in enumerate(s.opened.participants)}
-    hand = EMPTY_HAND._replace(stake=e.amount)
+    hand = Hand((), (), e.amount, 0, False, False, False, False, OPEN)
     box = Box(e.player_id, e.box, e.amount, (hand,), 0, INS_NONE)
+    if not s.boxes:
+        return _with(s, {_BOXES: (box,)})
+    seat = {p.player_id: i for i, p in enumerate(s.opened.participants)}
     boxes = sorted((*s.boxes, box), key=lambda b: (seat[b.player_id], b.box))
     return _with(s, {_BOXES: tuple(boxes)})
 
@@ -175,48 +172,15 @@ def _player_card(s: RoundState, e: PlayerCardDealt) -> RoundState:
     box = s.boxes[i]
     hand = _add_card(box.hands[e.hand], e.card, e.position)
     boxes = _replace_box(s.boxes, i, _replace_hand(box, e.hand, hand))
-    turn, deadline = s.turn, s.deadline_ms
-    if hand.status != OPEN and turn == i and s.turn_hand == e.hand:
-        turn, deadline = -1, None  # the hand in turn is over
-    return RoundState(
-        s.opened,
-        s.rules,
-        s.phase,
-        boxes,
-        s.dealer,
-        e.position + 1,
-        turn,
-        s.turn_hand,
-        deadline,
-        s.revealed,
-        s.dealer_blackjack,
-        s.client_material,
-        s.settlement,
-        s.voided,
-        s.server_seed,
-    )
+    if hand.status != OPEN and s.turn == i and s.turn_hand == e.hand:
+        # the hand in turn is over
+        return _with(s, {_BOXES: boxes, _NEXT: e.position + 1, _TURN: -1, _DEADLINE: None})
+    return _with(s, {_BOXES: boxes, _NEXT: e.position + 1})
 
 
 def _dealer_card(s: RoundState, e: DealerCardDealt) -> RoundState:
     _check_position(s, e.position)
-    dealer = _add_card(s.dealer, e.card, e.position)
-    return RoundState(
-        s.opened,
-        s.rules,
-        s.phase,
-        s.boxes,
-        dealer,
-        e.position + 1,
-        s.turn,
-        s.turn_hand,
-        s.deadline_ms,
-        s.revealed,
-        s.dealer_blackjack,
-        s.client_material,
-        s.settlement,
-        s.voided,
-        s.server_seed,
-    )
+    return _with(s, {_DEALER: _add_card(s.dealer, e.card, e.position), _NEXT: e.position + 1})
 
 
 def _insurance_offered(s: RoundState, e: InsuranceOffered) -> RoundState:
@@ -332,6 +296,9 @@ _HANDLERS: Final[dict[type[Any], Callable[[Any, Any], RoundState]]] = {
     RoundVoided: _voided,
     ServerSeedRevealed: _seed,
 }
+
+
+HANDLERS: Final = _HANDLERS
 
 
 def evolve(state: RoundState | None, event: Event) -> RoundState:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from casino.engine.errors import SHOE_REQUIRED, DomainError
 from casino.engine.events import DealerCardDealt, Event, PlayerCardDealt
-from casino.engine.evolve import evolve
+from casino.engine.evolve import HANDLERS
 from casino.engine.shoe import Shoe
 from casino.engine.state import RoundState
 
@@ -20,8 +20,9 @@ class Run:
         self.events: list[Event] = []
 
     def emit(self, event: Event) -> None:
+        """Record `event` and fold it (the same handlers `evolve` uses)."""
         self.events.append(event)
-        self.state = evolve(self.state, event)
+        self.state = HANDLERS[type(event)](self.state, event)
 
     def _shoe(self) -> Shoe:
         if self.shoe is None:

@@ -69,7 +69,9 @@ class FastShoe:
             raise IndexError(f"shoe position {position} outside 0..{SHOE_SIZE - 1}")
         swapped = self._swapped
         state = self._state
-        for i in range(len(cards), position + 1):
+        # Draw a few positions past the one asked for: rounds deal in order, and one call
+        # that fills 8 positions is cheaper than 8 calls.
+        for i in range(len(cards), min(position + 8, SHOE_SIZE)):
             state = (state * 6364136223846793005 + 1442695040888963407) & _MASK64
             j = i + (((state >> 32) * (SHOE_SIZE - i)) >> 32)
             picked = swapped.get(j, j)
