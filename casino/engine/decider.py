@@ -42,6 +42,7 @@ from casino.engine.events import (
     RoundOptions,
     RoundVoided,
     ServerSeedRevealed,
+    client_material,
 )
 from casino.engine.evolve import ReplayError, evolve, replay
 from casino.engine.rules import DUEL, RULESETS, RuleSet
@@ -252,8 +253,7 @@ def _place_bet(run: Run, command: PlaceBet) -> None:
 def _close_and_deal(run: Run) -> None:
     if run.shoe is None:
         raise DomainError(E.SHOE_REQUIRED, "closing betting deals cards: pass the round's shoe")
-    material = "|".join(p.client_seed for p in run.state.opened.participants)
-    run.emit(BettingClosed(material, run.now_ms))
+    run.emit(BettingClosed(client_material(run.state.opened.participants), run.now_ms))
     if run.state.rules.kind == DUEL:
         duel.deal(run)
     else:

@@ -23,6 +23,11 @@ class Participant:
     safety_net: bool = False  # seed 000 option "Safety Net"
 
 
+def client_material(participants: tuple[Participant, ...]) -> str:
+    """fairness-v1 section 2: the participants' client seeds in seat order, joined by "|"."""
+    return "|".join(p.client_seed for p in participants)
+
+
 @dataclass(frozen=True, slots=True)
 class RoundOptions:
     """The table's money settings for this round (limits are per betting field)."""

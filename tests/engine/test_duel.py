@@ -186,3 +186,15 @@ def test_only_hit_and_stand(command: object) -> None:
     with pytest.raises(DomainError) as err:
         t.do(command)  # type: ignore[arg-type]
     assert err.value.code == E.ACTION_NOT_ALLOWED
+
+
+def test_fee_is_exact_for_every_stake_on_the_chip_grid_and_every_table_size() -> None:
+    # Every stake 0.50 .. 500.00 USDC in 0.01 steps, 2..8 players: the fee needs no rounding,
+    # so "payouts + fee = pot" never depends on the remainder rule for the fee itself.
+    from casino.engine.rules import RULESETS
+
+    rules = RULESETS["duel"]
+    for players in range(2, 9):
+        bps = rules.fee_bps_for(players)
+        for stake in range(usdc(0.5), usdc(500) + 1, 10_000):
+            assert players * stake * bps % 10_000 == 0
