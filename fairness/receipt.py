@@ -6,6 +6,7 @@ hex; a key id is the first 16 hex characters of sha256(raw 32-byte public key).
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from collections.abc import Mapping
 from typing import Any
@@ -19,6 +20,10 @@ from fairness.canonical import canonical_json
 RECEIPT_VERSION = 1
 SPEC = "fairness-v1"
 ALGORITHM = "Ed25519"
+
+# What a receipt's "payouts" copies from the round's final RoundSettled / RoundVoided event.
+SETTLED_FIELDS = ("hands", "insurance", "fee", "dealer_total")
+VOID_FIELDS = ("reason", "refunds", "reversed_payouts", "reversed_fee")
 
 RECEIPT_KEYS = frozenset(
     {
@@ -69,6 +74,47 @@ def build_receipt(
         "outcome": outcome,
         "payouts": payouts,
     }
+
+
+def receipt_from_events(stream: str, events: list[dict[str, Any]]) -> dict[str, Any]:
+    """The receipt of a finished round, read from its stored events (bundle format)."""
+    by_type: dict[str, dict[str, Any]] = {}
+    for event in events:
+        by_type.setdefault(event["type"], event["data"])
+    opened = by_type["RoundOpened"]
+    if "RoundVoided" in by_type:
+        voided = by_type["RoundVoided"]
+        outcome = "voided"
+        payouts = {k: voided[k] for k in VOID_FIELDS}
+    else:
+        settled = by_type["RoundSettled"]
+        outcome = "settled"
+        payouts = {k: settled[k] for k in SETTLED_FIELDS}
+    return build_receipt(
+        round_id=opened["round_id"],
+        table_id=opened["table_id"],
+        ruleset=opened["ruleset"],
+        ruleset_hash=opened["ruleset_hash"],
+        chain_id=opened["chain_id"],
+        nonce=opened["nonce"],
+        commitment=opened["commitment"],
+        server_seed=by_type["ServerSeedRevealed"]["server_seed"],
+        client_material=by_type["BettingClosed"]["client_material"],
+        participants=[
+            {"player_id": p["player_id"], "client_seed": p["client_seed"]}
+            for p in opened["participants"]
+        ],
+        cards=[
+            {"position": e["data"]["position"], "card": e["data"]["card"]}
+            for e in events
+            if e["type"].endswith("CardDealt")
+        ],
+        stream=stream,
+        final_event_version=events[-1]["version"],
+        final_event_hash=events[-1]["hash"],
+        outcome=outcome,
+        payouts=copy.deepcopy(payouts),
+    )
 
 
 def private_key_from_hex(private_key_hex: str) -> Ed25519PrivateKey:

@@ -7,7 +7,6 @@ The rounds are played through the rule engine, exactly as the round service play
 
 from __future__ import annotations
 
-import copy
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -15,9 +14,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from fairness.chain import hash_seed
 from fairness.hashchain import GENESIS, event_hash
-from fairness.receipt import build_receipt, key_id, public_key_bytes, sign_receipt
+from fairness.receipt import key_id, public_key_bytes, receipt_from_events, sign_receipt
 from fairness.shoe import FairShoe
-from fairness.verify import VOID_FIELDS
 
 BASE_TIME = datetime(2026, 1, 1, tzinfo=UTC)
 STAKE = 10_000_000  # 10 USDC in micro-USDC
@@ -32,6 +30,8 @@ def sample_events(
     nonce: int,
     ruleset: str | None = None,
     void_reason: str | None = None,
+    table_id: str = "table-1",
+    chain_id: str = "chain-1",
 ) -> list[tuple[str, dict[str, Any]]]:
     """The (type, data) events of one round played through the rule engine.
 
@@ -47,7 +47,7 @@ def sample_events(
     name = ruleset or ("classic" if len(players) == 1 else "duel_classic")
     shoe = FairShoe(server_seed, "|".join(client_seeds), nonce)
     opening = c.OpenRound(
-        round_id, "table-1", name, "chain-1", nonce, hash_seed(server_seed),
+        round_id, table_id, name, chain_id, nonce, hash_seed(server_seed),
         tuple(Participant(p, s) for p, s in zip(players, client_seeds, strict=True)),
         RoundOptions(1_000_000, 100_000_000, stake=STAKE if name == "duel" else 0),
     )  # fmt: skip
@@ -96,47 +96,6 @@ def stored_events(stream: str, events: list[tuple[str, dict[str, Any]]]) -> list
     return stored
 
 
-def receipt_for(stream: str, events: list[dict[str, Any]]) -> dict[str, Any]:
-    """The receipt of a finished round, read from its stored events."""
-    by_type: dict[str, dict[str, Any]] = {}
-    for event in events:
-        by_type.setdefault(event["type"], event["data"])
-    opened = by_type["RoundOpened"]
-    if "RoundVoided" in by_type:
-        voided = by_type["RoundVoided"]
-        outcome = "voided"
-        payouts = {k: voided[k] for k in VOID_FIELDS}
-    else:
-        settled = by_type["RoundSettled"]
-        outcome = "settled"
-        payouts = {k: settled[k] for k in ("hands", "insurance", "fee", "dealer_total")}
-    return build_receipt(
-        round_id=opened["round_id"],
-        table_id=opened["table_id"],
-        ruleset=opened["ruleset"],
-        ruleset_hash=opened["ruleset_hash"],
-        chain_id=opened["chain_id"],
-        nonce=opened["nonce"],
-        commitment=opened["commitment"],
-        server_seed=by_type["ServerSeedRevealed"]["server_seed"],
-        client_material=by_type["BettingClosed"]["client_material"],
-        participants=[
-            {"player_id": p["player_id"], "client_seed": p["client_seed"]}
-            for p in opened["participants"]
-        ],
-        cards=[
-            {"position": e["data"]["position"], "card": e["data"]["card"]}
-            for e in events
-            if e["type"].endswith("CardDealt")
-        ],
-        stream=stream,
-        final_event_version=events[-1]["version"],
-        final_event_hash=events[-1]["hash"],
-        outcome=outcome,
-        payouts=copy.deepcopy(payouts),
-    )
-
-
 def bundle_line(
     receipt: dict[str, Any],
     events: list[dict[str, Any]],
@@ -181,7 +140,7 @@ def sample_bundle(
             void_reason=void_reason,
         ),
     )
-    return bundle_line(receipt_for(stream, events), events, private_key)
+    return bundle_line(receipt_from_events(stream, events), events, private_key)
 
 
 def resign(line: dict[str, Any], private_key: Ed25519PrivateKey) -> dict[str, Any]:

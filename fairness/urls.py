@@ -1,5 +1,16 @@
-"""API routes of this app, mounted under /api/ by casino/api_urls.py."""
+"""API routes of this app, mounted under /api/fairness/ (the trailing slash is optional)."""
 
-from django.urls import URLPattern, URLResolver
+from django.urls import URLPattern, URLResolver, re_path
 
-urlpatterns: list[URLPattern | URLResolver] = []
+from fairness import apis
+
+urlpatterns: list[URLPattern | URLResolver] = [
+    re_path(r"^keys/?$", apis.KeysApi.as_view(), name="fairness-keys"),
+    re_path(r"^client-seed/?$", apis.ClientSeedApi.as_view(), name="fairness-client-seed"),
+    re_path(r"^commitment/?$", apis.CommitmentApi.as_view(), name="fairness-commitment"),
+    re_path(
+        r"^rounds/(?P<round_id>[^/]+)/?$",
+        apis.RoundProofApi.as_view(),
+        name="fairness-round-proof",
+    ),
+]

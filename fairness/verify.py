@@ -25,8 +25,14 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from fairness.canonical import canonical_json
 from fairness.chain import hash_seed, is_seed
 from fairness.hashchain import BODY_KEYS, GENESIS, event_hash
+from fairness.receipt import (
+    SETTLED_FIELDS,
+    VOID_FIELDS,
+    load_public_key,
+    verify_receipt,
+    verify_signature,
+)
 from fairness.receipt import key_id as compute_key_id
-from fairness.receipt import load_public_key, verify_receipt, verify_signature
 from fairness.shoe import FairnessInputError, FairShoe
 
 WHITESPACE = re.compile(r"[ \t\n\r]*")
@@ -114,8 +120,6 @@ def _body_bytes(event: Mapping[str, Any], spans: Spans | None, index: int) -> by
 # events, receipt -> failure messages; plugged in when the rule engine is importable.
 ReplayCheck = Callable[[Sequence[Mapping[str, Any]], Mapping[str, Any]], list[str]]
 BODY_ORDER = ("stream", "version", "type", "schema_version", "data", "recorded_at")
-SETTLEMENT_FIELDS = {"RoundSettled": ("hands", "insurance", "fee", "dealer_total")}
-VOID_FIELDS = ("reason", "refunds", "reversed_payouts", "reversed_fee")
 
 
 @dataclass(slots=True)
@@ -421,7 +425,7 @@ def _check_outcome(
         if settled is None or voided is not None:
             fail("outcome: the receipt says settled but the events do not end settled")
             return
-        expected = {name: settled.get(name) for name in SETTLEMENT_FIELDS["RoundSettled"]}
+        expected = {name: settled.get(name) for name in SETTLED_FIELDS}
     else:
         fail(f"outcome: unknown outcome {outcome!r}")
         return

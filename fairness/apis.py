@@ -1,0 +1,157 @@
+"""Fairness API: published keys, client seeds, next commitment, round proofs.
+
+One APIView per operation (the client seed's GET and PUT share a URL, so one class);
+views parse, call one service or selector, serialize.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
+from rest_framework import serializers
+from rest_framework.permissions import AllowAny, IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from casino.errors import ApplicationError
+from fairness import selectors, services
+
+ID_RE = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+
+
+def _identifier(value: Any, *, field: str) -> str:
+    if not isinstance(value, str) or not ID_RE.fullmatch(value):
+        raise ApplicationError(
+            f"{field} must be 1 to 64 characters of A-Z a-z 0-9 _ . : -",
+            code=f"invalid_{field}",
+            extra={field: value},
+        )
+    return value
+
+
+class StrictCharField(serializers.CharField):
+    """A JSON string only: numbers and booleans are refused instead of coerced."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class KeysApi(APIView):
+    """Receipt-signing public keys. Rotation keeps old keys listed: old receipts still verify."""
+
+    permission_classes = [AllowAny]
+    authentication_classes: list[Any] = []
+
+    @extend_schema_serializer(component_name="FairnessKey")
+    class KeySerializer(serializers.Serializer[Any]):
+        key_id = serializers.CharField(help_text="first 16 hex of sha256(raw public key)")
+        public_key = serializers.CharField(help_text="raw Ed25519 public key, 64 hex")
+        algorithm = serializers.CharField()
+        current = serializers.BooleanField()
+        created_at = serializers.DateTimeField(allow_null=True)
+
+    @extend_schema_serializer(component_name="FairnessKeys")
+    class OutputSerializer(serializers.Serializer[Any]):
+        keys = serializers.ListField(child=serializers.DictField())
+
+    @extend_schema(operation_id="fairness_keys", responses=OutputSerializer)
+    def get(self, request: Request) -> Response:
+        keys = self.KeySerializer(selectors.signing_keys(), many=True).data
+        return Response({"keys": keys})
+
+
+class ClientSeedApi(APIView):
+    """The player's client seed: read it, or change it between rounds."""
+
+    permission_classes = [IsAuthenticated]
+
+    class InputSerializer(serializers.Serializer[Any]):
+        client_seed = StrictCharField(
+            max_length=200, trim_whitespace=False, help_text="1-64 of A-Z a-z 0-9 _ . -"
+        )
+
+    @extend_schema_serializer(component_name="ClientSeed")
+    class OutputSerializer(serializers.Serializer[Any]):
+        client_seed = serializers.CharField()
+
+    @extend_schema(operation_id="fairness_client_seed_get", responses=OutputSerializer)
+    def get(self, request: Request) -> Response:
+        seed = services.client_seed_get(user=request.user)
+        return Response(self.OutputSerializer({"client_seed": seed}).data)
+
+    @extend_schema(
+        operation_id="fairness_client_seed_set", request=InputSerializer, responses=OutputSerializer
+    )
+    def put(self, request: Request) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        row = services.client_seed_set(
+            user=request.user, seed=serializer.validated_data["client_seed"]
+        )
+        return Response(self.OutputSerializer({"client_seed": row.seed}).data)
+
+
+class CommitmentApi(APIView):
+    """The commitment the table's next round opens with (s_{k-1}, public before the round)."""
+
+    permission_classes = [AllowAny]
+    authentication_classes: list[Any] = []
+
+    @extend_schema_serializer(component_name="FairnessCommitment")
+    class OutputSerializer(serializers.Serializer[Any]):
+        table_id = serializers.CharField()
+        chain_id = serializers.CharField()
+        nonce = serializers.IntegerField(help_text="k: the next round's position on the chain")
+        commitment = serializers.CharField(help_text="s_{k-1}: its seed must hash to this")
+        terminal = serializers.CharField(help_text="s_0 of the chain, published at creation")
+        chain_length = serializers.IntegerField()
+
+    @extend_schema(
+        operation_id="fairness_commitment",
+        parameters=[OpenApiParameter("table", str, required=True)],
+        responses=OutputSerializer,
+    )
+    def get(self, request: Request) -> Response:
+        table_id = _identifier(request.query_params.get("table"), field="table")
+        commitment = services.next_commitment(table_id=table_id)
+        if commitment is None:
+            raise ApplicationError(
+                f"Table {table_id} has no seed chain yet.", code="no_chain", status_code=404
+            )
+        return Response(self.OutputSerializer(commitment).data)
+
+
+class RoundProofApi(APIView):
+    """A round's public proof once it ended: signed receipt and the verifier's bundle line."""
+
+    permission_classes = [AllowAny]
+    authentication_classes: list[Any] = []
+
+    @extend_schema_serializer(component_name="FairnessRoundProof")
+    class OutputSerializer(serializers.Serializer[Any]):
+        round_id = serializers.CharField()
+        receipt = serializers.DictField()
+        signature = serializers.CharField()
+        key_id = serializers.CharField()
+        public_key = serializers.CharField()
+        bundle = serializers.DictField(help_text="one line of the JSON Lines bundle format")
+
+    @extend_schema(operation_id="fairness_round_proof", responses=OutputSerializer)
+    def get(self, request: Request, round_id: str) -> Response:
+        proof = selectors.round_proof_get(round_id=_identifier(round_id, field="round_id"))
+        bundle = json.loads(proof.bundle_line)
+        data = {
+            "round_id": proof.round_id,
+            "receipt": bundle["receipt"],
+            "signature": proof.signature,
+            "key_id": proof.key_id,
+            "public_key": bundle["public_key"],
+            "bundle": bundle,
+        }
+        return Response(self.OutputSerializer(data).data)

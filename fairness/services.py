@@ -1,0 +1,378 @@
+"""Fairness services: seed chains, client seeds, receipts and round proofs.
+
+`seed_issue`, `server_seed_for`, `seed_reveal` and `round_proof_create` run inside the round
+service's transaction (they take row locks, never open a durable block); the other writes are
+their own durable transaction. See docs/fairness.md for the round service's call order.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
+from typing import Any, NamedTuple
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from casino.errors import ApplicationError, ConflictError
+from fairness.canonical import canonical_json
+from fairness.chain import DEFAULT_LENGTH, create_chain, hash_seed, walk
+from fairness.models import ClientSeed, RoundProof, SeedChain, SigningKey
+from fairness.receipt import (
+    key_id,
+    private_key_from_hex,
+    public_key_bytes,
+    receipt_from_events,
+    sign_receipt,
+)
+from fairness.seedcrypto import decrypt_secret, encrypt_secret, rotate_token
+from fairness.shoe import FairnessInputError, validate_client_seed
+
+# A new chain is prepared once the active one has this few seeds left (and by the Celery task).
+REFILL_AT: int = getattr(settings, "FAIRNESS_CHAIN_REFILL_AT", 1_000)
+CHAIN_LENGTH: int = getattr(settings, "FAIRNESS_CHAIN_LENGTH", DEFAULT_LENGTH)
+CHECKPOINT_EVERY = 100  # seeds kept per cached chain: s_N, s_{N-100}, ... (walks stay short)
+BUNDLE_EVENT_KEYS = ("stream", "version", "type", "schema_version", "data", "recorded_at", "hash")
+
+
+class IssuedSeed(NamedTuple):
+    """What opening round k needs: its chain, k, the public commitment s_{k-1} and secret s_k."""
+
+    chain: SeedChain
+    nonce: int
+    commitment: str
+    server_seed: str
+
+    @property
+    def chain_id(self) -> str:
+        return str(self.chain.pk)
+
+
+# --- round-in-progress hook (the round service registers the real check) -----------------
+
+_round_in_progress: Callable[[Any], bool] = lambda user: False  # noqa: E731
+
+
+def register_round_in_progress_check(check: Callable[[Any], bool]) -> None:
+    """Install the round service's `player_has_round_in_progress(user) -> bool`."""
+    global _round_in_progress
+    _round_in_progress = check
+
+
+def player_has_round_in_progress(user: Any) -> bool:
+    """Whether the player sits in a round that has not ended (False until a check is wired)."""
+    return bool(_round_in_progress(user))
+
+
+# --- seed chains --------------------------------------------------------------------------
+
+
+def _chain_new(*, table_id: str, length: int, status: str) -> SeedChain:
+    if not 1 <= length <= 10_000_000:
+        raise ApplicationError("A chain holds 1 to 10,000,000 seeds.", code="invalid_length")
+    chain = create_chain(length)
+    row = SeedChain.objects.create(
+        table_id=table_id,
+        length=length,
+        terminal=chain.terminal,
+        head_encrypted=encrypt_secret(chain.head),
+        status=status,
+    )
+    _publish_terminal(row)
+    return row
+
+
+def _publish_terminal(chain: SeedChain) -> None:
+    """The terminal s_0 as an event, before any round can use the chain."""
+    from casino.eventstore.store import NewEvent, append
+
+    append(
+        stream_id=f"seedchain-{chain.pk}",
+        expected_version=0,
+        events=[
+            NewEvent(
+                "SeedChainCreated",
+                {
+                    "chain_id": str(chain.pk),
+                    "table_id": chain.table_id,
+                    "length": chain.length,
+                    "terminal": chain.terminal,
+                },
+            )
+        ],
+    )
+
+
+def chain_create(*, table_id: str, length: int = CHAIN_LENGTH) -> SeedChain:
+    """Prepare a new chain for the table (used once the active one runs out)."""
+    with transaction.atomic(durable=True):
+        return _chain_new(table_id=table_id, length=length, status=SeedChain.Status.READY)
+
+
+def chain_prepare_next(*, table_id: str) -> SeedChain | None:
+    """Make sure a prepared chain waits when the active one is low; returns it if created."""
+    with transaction.atomic(durable=True):
+        return _prepare_if_low(table_id)
+
+
+def _prepare_if_low(table_id: str) -> SeedChain | None:
+    chains = list(SeedChain.objects.filter(table_id=table_id).exclude(status="exhausted"))
+    if any(c.status == SeedChain.Status.READY for c in chains):
+        return None
+    active = next((c for c in chains if c.status == SeedChain.Status.ACTIVE), None)
+    if active is not None and active.remaining > REFILL_AT:
+        return None
+    return _chain_new(table_id=table_id, length=CHAIN_LENGTH, status=SeedChain.Status.READY)
+
+
+def _active_chain(table_id: str) -> SeedChain:
+    """The table's active chain, locked; a prepared (or new) chain becomes active if none is."""
+    chain = SeedChain.objects.select_for_update().filter(table_id=table_id, status="active").first()
+    if chain is not None:
+        return chain
+    ready = (
+        SeedChain.objects.select_for_update()
+        .filter(table_id=table_id, status="ready")
+        .order_by("id")
+        .first()
+    )
+    if ready is None:
+        ready = _chain_new(table_id=table_id, length=CHAIN_LENGTH, status="ready")
+    ready.status = SeedChain.Status.ACTIVE
+    ready.save(update_fields=["status"])
+    return ready
+
+
+def seed_issue(*, table_id: str) -> IssuedSeed:
+    """Hand out the next seed of the table's chain, in order (inside the caller's transaction).
+
+    Refuses (409) while the previous round on the chain has not revealed its seed: that seed is
+    the next commitment, so publishing it early would reveal a round still in play.
+    """
+    _require_transaction()
+    chain = _active_chain(table_id)
+    k = chain.next_index
+    if chain.revealed_index < k - 1:
+        raise ConflictError(
+            "The previous round on this table has not ended yet.",
+            code="previous_round_open",
+            extra={"table_id": table_id, "chain_id": str(chain.pk), "nonce": k - 1},
+        )
+    server_seed = _seed_of(chain, k)
+    commitment = hash_seed(server_seed)
+    chain.next_index = k + 1
+    fields = ["next_index"]
+    if k == chain.length:
+        chain.status, chain.exhausted_at = SeedChain.Status.EXHAUSTED, timezone.now()
+        fields += ["status", "exhausted_at"]
+    chain.save(update_fields=fields)
+    if chain.remaining <= REFILL_AT:
+        _prepare_if_low(table_id)
+    return IssuedSeed(chain=chain, nonce=k, commitment=commitment, server_seed=server_seed)
+
+
+def server_seed_for(*, chain_id: str | int, nonce: int) -> str:
+    """The secret seed of an issued round, for dealing its shoe (never for a response)."""
+    chain = _chain(chain_id)
+    if not 1 <= nonce < chain.next_index:
+        raise ApplicationError("That seed has not been issued.", code="seed_not_issued")
+    return _seed_of(chain, nonce)
+
+
+def seed_reveal(*, chain_id: str | int, nonce: int) -> str:
+    """Reveal round k's seed once it ended (settled or voided); it is public from then on."""
+    _require_transaction()
+    chain = _chain(chain_id, lock=True)
+    if not 1 <= nonce < chain.next_index:
+        raise ApplicationError("That seed has not been issued.", code="seed_not_issued")
+    if nonce > chain.revealed_index:
+        chain.revealed_index = nonce
+        chain.save(update_fields=["revealed_index"])
+    return _seed_of(chain, nonce)
+
+
+def next_commitment(*, table_id: str) -> dict[str, Any] | None:
+    """The public commitment the table's next round will open with (None: no chain yet)."""
+    chains = SeedChain.objects.filter(table_id=table_id).exclude(status="exhausted")
+    chain = next((c for c in chains if c.status == "active"), None) or next(iter(chains), None)
+    if chain is None:
+        return None
+    k = chain.next_index
+    if chain.revealed_index < k - 1:
+        raise ConflictError(
+            "A round is in progress; the next commitment is published when it ends.",
+            code="round_in_progress",
+            extra={"table_id": table_id, "chain_id": str(chain.pk), "nonce": k - 1},
+        )
+    commitment = chain.terminal if k == 1 else hash_seed(_seed_of(chain, k))
+    return {
+        "table_id": table_id,
+        "chain_id": str(chain.pk),
+        "nonce": k,
+        "commitment": commitment,
+        "terminal": chain.terminal,
+        "chain_length": chain.length,
+    }
+
+
+def _chain(chain_id: str | int, *, lock: bool = False) -> SeedChain:
+    try:
+        pk = int(chain_id)
+        query = SeedChain.objects.select_for_update() if lock else SeedChain.objects
+        return query.get(pk=pk)
+    except (ValueError, SeedChain.DoesNotExist) as exc:
+        raise ApplicationError(
+            "Unknown seed chain.", code="unknown_chain", status_code=404
+        ) from exc
+
+
+def _require_transaction() -> None:
+    if not transaction.get_connection().in_atomic_block:
+        raise transaction.TransactionManagementError(
+            "seed_issue/seed_reveal run inside the round service's transaction.atomic() block"
+        )
+
+
+def _seed_of(chain: SeedChain, k: int) -> str:
+    """s_k, walked down from the nearest cached checkpoint above it."""
+    checkpoints = _checkpoints(chain.pk, chain.head_encrypted, chain.length)
+    index = (chain.length - k) // CHECKPOINT_EVERY  # checkpoint s_{N - index*C} is at or above k
+    return walk(checkpoints[index], chain.length - index * CHECKPOINT_EVERY - k)
+
+
+_CACHE: OrderedDict[tuple[int, str], list[str]] = OrderedDict()
+_CACHE_SIZE = 256
+
+
+def _checkpoints(pk: int, token: str, length: int) -> list[str]:
+    """s_N, s_{N-100}, s_{N-200}, ... of one chain, kept in process memory (LRU)."""
+    key = (pk, token)
+    cached = _CACHE.get(key)
+    if cached is not None:
+        _CACHE.move_to_end(key)
+        return cached
+    seed = decrypt_secret(token)
+    points = [seed]
+    for _ in range(length // CHECKPOINT_EVERY):
+        seed = walk(seed, CHECKPOINT_EVERY)
+        points.append(seed)
+    _CACHE[key] = points
+    if len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return points
+
+
+def seed_keys_rotate() -> int:
+    """Re-encrypt every unexhausted chain head under the newest key; returns how many."""
+    count = 0
+    with transaction.atomic(durable=True):
+        for chain in SeedChain.objects.select_for_update().exclude(status="exhausted"):
+            chain.head_encrypted = rotate_token(chain.head_encrypted)
+            chain.save(update_fields=["head_encrypted"])
+            count += 1
+    return count
+
+
+# --- client seeds -------------------------------------------------------------------------
+
+
+def client_seed_default() -> str:
+    """A fresh random client seed (16 characters of [A-Za-z0-9_-])."""
+    return secrets.token_urlsafe(12)
+
+
+def client_seed_get(*, user: Any) -> str:
+    """The player's current client seed (a random default is created on first use)."""
+    row = ClientSeed.objects.filter(user=user).only("seed").first()
+    if row is None:
+        row, _ = ClientSeed.objects.get_or_create(
+            user=user, defaults={"seed": client_seed_default()}
+        )
+    return row.seed
+
+
+def client_seed_set(*, user: Any, seed: str) -> ClientSeed:
+    """Change the player's client seed; refused (409) while they play a round."""
+    try:
+        validate_client_seed(seed)
+    except FairnessInputError as exc:
+        raise ApplicationError(str(exc), code="invalid_client_seed", extra={"seed": seed}) from exc
+    with transaction.atomic(durable=True):
+        if player_has_round_in_progress(user):
+            raise ConflictError(
+                "You cannot change your client seed during a round; try again when it ends.",
+                code="round_in_progress",
+            )
+        row, _ = ClientSeed.objects.select_for_update().get_or_create(
+            user=user, defaults={"seed": seed}
+        )
+        if row.seed != seed:
+            row.seed = seed
+            row.save(update_fields=["seed", "updated_at"])
+    return row
+
+
+# --- receipts and proofs ------------------------------------------------------------------
+
+
+@lru_cache(maxsize=4)
+def _signing_key(private_key_hex: str) -> Any:
+    return private_key_from_hex(private_key_hex)
+
+
+def signing_key_current() -> SigningKey:
+    """The public half of settings.RECEIPT_SIGNING_KEY, recorded so it stays listed forever."""
+    public = public_key_bytes(_signing_key(settings.RECEIPT_SIGNING_KEY))
+    row, _ = SigningKey.objects.get_or_create(
+        key_id=key_id(public), defaults={"public_key": public.hex()}
+    )
+    return row
+
+
+def receipt_sign(*, receipt: Mapping[str, Any]) -> tuple[str, str]:
+    """(signature hex, key id) of the receipt's canonical JSON under the current key."""
+    key = signing_key_current()
+    return sign_receipt(receipt, _signing_key(settings.RECEIPT_SIGNING_KEY)), key.key_id
+
+
+def round_proof_create(*, round_id: str, events: Sequence[Mapping[str, Any]]) -> RoundProof:
+    """Build, sign and keep the public proof of a finished round from its stored events.
+
+    `events`: the round's whole stream as stored (body fields plus "hash"), ending with
+    ServerSeedRevealed. Idempotent per round id.
+    """
+    existing = RoundProof.objects.filter(round_id=round_id).first()
+    if existing is not None:
+        return existing
+    bundle_events = [{k: e[k] for k in BUNDLE_EVENT_KEYS} for e in events]
+    if not bundle_events or bundle_events[-1]["type"] != "ServerSeedRevealed":
+        raise ApplicationError(
+            "A proof needs the finished round's events, ending with the seed reveal.",
+            code="round_not_finished",
+            status_code=409,
+        )
+    receipt = receipt_from_events(bundle_events[0]["stream"], bundle_events)
+    signature, signer = receipt_sign(receipt=receipt)
+    public_key = SigningKey.objects.get(key_id=signer).public_key
+    line = {
+        "format": "fairness-v1-bundle",
+        "receipt": receipt,
+        "signature": signature,
+        "key_id": signer,
+        "public_key": public_key,
+        "events": bundle_events,
+    }
+    return RoundProof.objects.create(
+        round_id=round_id,
+        table_id=receipt["table_id"],
+        chain_id=receipt["chain_id"],
+        nonce=receipt["nonce"],
+        receipt=receipt,
+        receipt_canonical=canonical_json(receipt).decode("utf-8"),
+        signature=signature,
+        key_id=signer,
+        bundle_line=canonical_json(line).decode("utf-8"),
+    )

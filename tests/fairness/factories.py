@@ -1,0 +1,56 @@
+"""Test data for the fairness app: users and whole rounds played through the services."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from casino.eventstore.store import NewEvent, append
+from fairness import services
+from fairness.models import RoundProof
+from fairness.sample import sample_events
+
+_counter = itertools.count(1)
+
+
+def user_create(name: str | None = None) -> Any:
+    username = name or f"player{next(_counter)}"
+    return get_user_model().objects.create_user(username=username, password="pw-123456")
+
+
+def round_open(*, table_id: str, round_id: str, client_seeds: list[str]) -> dict[str, Any]:
+    """Issue a seed and append a RoundOpened (the round is then in play, seed still secret)."""
+    with transaction.atomic():
+        issued = services.seed_issue(table_id=table_id)
+        events = sample_events(
+            round_id=round_id, server_seed=issued.server_seed, client_seeds=client_seeds,
+            nonce=issued.nonce, table_id=table_id, chain_id=issued.chain_id,
+        )  # fmt: skip
+        append(stream_id=round_id, expected_version=0, events=[NewEvent(*events[0])])
+    return {"issued": issued, "events": events}
+
+
+def round_finish(*, round_id: str, opened: dict[str, Any]) -> RoundProof:
+    """Append the rest of the round, reveal its seed and write its proof."""
+    issued = opened["issued"]
+    with transaction.atomic():
+        rest = [NewEvent(t, d) for t, d in opened["events"][1:]]
+        append(stream_id=round_id, expected_version=1, events=rest)
+        services.seed_reveal(chain_id=issued.chain_id, nonce=issued.nonce)
+        from casino.eventstore.store import load
+
+        stored = [
+            {**e.stored_body(), "prev_hash": e.prev_hash, "hash": e.hash} for e in load(round_id)
+        ]
+        return services.round_proof_create(round_id=round_id, events=stored)
+
+
+def round_play(*, table_id: str, round_id: str, client_seeds: list[str]) -> RoundProof:
+    """A whole round, from seed issue to proof."""
+    return round_finish(
+        round_id=round_id,
+        opened=round_open(table_id=table_id, round_id=round_id, client_seeds=client_seeds),
+    )
