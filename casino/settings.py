@@ -145,6 +145,8 @@ CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE: dict[str, Any] = {
     # Lost or late timer nudges are caught here: every open round past its deadline is nudged.
     "sweep-deadlines": {"task": "casino.sweep_deadlines", "schedule": 5.0},
+    # Seed chains are prepared before a table's active chain runs out (fairness/tasks.py).
+    "fairness-chains-refill": {"task": "fairness.chains_refill", "schedule": 300.0},
 }
 
 CACHES = {
