@@ -12,7 +12,10 @@ import typing
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, TypeAlias
 
+from casino.engine.fastdata import fast_init
 
+
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Participant:
     """A seat in the round, in seat order. Options are the player's own settings."""
@@ -28,6 +31,7 @@ def client_material(participants: tuple[Participant, ...]) -> str:
     return "|".join(p.client_seed for p in participants)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class RoundOptions:
     """The table's money settings for this round (limits are per betting field)."""
@@ -38,6 +42,7 @@ class RoundOptions:
     stake: int = 0  # duel only: the fixed stake every player bets
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class HandResult:
     player_id: str
@@ -49,6 +54,7 @@ class HandResult:
     total: int  # the hand's final value (22+ means bust)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class InsuranceResult:
     player_id: str
@@ -57,12 +63,14 @@ class InsuranceResult:
     gross_return: int
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class PlayerAmount:
     player_id: str
     amount: int
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class RevealedCard:
     player_id: str
@@ -70,6 +78,7 @@ class RevealedCard:
     card: str
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class RoundOpened:
     type: ClassVar[str] = "RoundOpened"
@@ -86,6 +95,7 @@ class RoundOpened:
     betting_deadline_ms: int
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class BetPlaced:
     type: ClassVar[str] = "BetPlaced"
@@ -94,6 +104,7 @@ class BetPlaced:
     amount: int
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class BettingClosed:
     type: ClassVar[str] = "BettingClosed"
@@ -101,6 +112,7 @@ class BettingClosed:
     closed_at_ms: int
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class PlayerCardDealt:
     type: ClassVar[str] = "PlayerCardDealt"
@@ -112,6 +124,7 @@ class PlayerCardDealt:
     hidden: bool  # duel: not shown to other players until CardsRevealed
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class DealerCardDealt:
     type: ClassVar[str] = "DealerCardDealt"
@@ -120,12 +133,14 @@ class DealerCardDealt:
     hole: bool  # face down until HoleCardRevealed
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class InsuranceOffered:
     type: ClassVar[str] = "InsuranceOffered"
     deadline_ms: int
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class InsuranceTaken:
     type: ClassVar[str] = "InsuranceTaken"
@@ -134,6 +149,7 @@ class InsuranceTaken:
     amount: int
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class InsuranceDeclined:
     type: ClassVar[str] = "InsuranceDeclined"
@@ -142,6 +158,7 @@ class InsuranceDeclined:
     auto: bool  # True when the deadline passed without an answer
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class EvenMoneyTaken:
     type: ClassVar[str] = "EvenMoneyTaken"
@@ -149,12 +166,14 @@ class EvenMoneyTaken:
     box: int
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class DealerPeeked:
     type: ClassVar[str] = "DealerPeeked"
     blackjack: bool
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class HoleCardRevealed:
     type: ClassVar[str] = "HoleCardRevealed"
@@ -162,6 +181,7 @@ class HoleCardRevealed:
     card: str
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class TurnStarted:
     type: ClassVar[str] = "TurnStarted"
@@ -171,6 +191,7 @@ class TurnStarted:
     deadline_ms: int
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class PlayerStood:
     type: ClassVar[str] = "PlayerStood"
@@ -180,6 +201,7 @@ class PlayerStood:
     auto: bool  # True when a deadline stood the hand
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class HandDoubled:
     type: ClassVar[str] = "HandDoubled"
@@ -189,6 +211,7 @@ class HandDoubled:
     amount: int  # the extra stake
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class HandSplit:
     type: ClassVar[str] = "HandSplit"
@@ -198,18 +221,21 @@ class HandSplit:
     amount: int  # the extra stake
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class DuelTimerStarted:
     type: ClassVar[str] = "DuelTimerStarted"
     deadline_ms: int
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class CardsRevealed:
     type: ClassVar[str] = "CardsRevealed"
     cards: tuple[RevealedCard, ...]  # every card that was hidden, in shoe order
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class RoundSettled:
     type: ClassVar[str] = "RoundSettled"
@@ -220,6 +246,7 @@ class RoundSettled:
     settled_at_ms: int
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class RoundVoided:
     type: ClassVar[str] = "RoundVoided"
@@ -232,6 +259,7 @@ class RoundVoided:
     voided_at_ms: int
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ServerSeedRevealed:
     type: ClassVar[str] = "ServerSeedRevealed"
