@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from casino.engine.events import event_to_dict
+from casino.engine.events import DealerCardDealt, Event, PlayerCardDealt, event_to_dict
 from casino.engine.rules import DUEL
 from casino.engine.state import Hand, RoundState
 
@@ -128,3 +128,19 @@ def _turn(state: RoundState) -> dict[str, Any] | None:
         return None
     box = state.boxes[state.turn]
     return {"player_id": box.player_id, "box": box.box, "hand": state.turn_hand}
+
+
+def event_for_viewer(event: Event, viewer: Viewer) -> dict[str, Any]:
+    """The event as `viewer` may see it when it happens (for WebSocket pushes).
+
+    A face-down dealer card, and a duel card hidden from everyone but its owner, go out with
+    "card": None; HoleCardRevealed / CardsRevealed later carry the cards themselves.
+    """
+    data = event_to_dict(event)
+    if viewer.can_see_hole:
+        return data
+    owner = viewer.role == "player" and viewer.player_id == data.get("player_id")
+    hole = isinstance(event, DealerCardDealt) and event.hole
+    if hole or (isinstance(event, PlayerCardDealt) and event.hidden and not owner):
+        data["card"] = None
+    return data

@@ -145,3 +145,16 @@ def test_player_options_are_carried_in_the_round() -> None:
     }
     opened = t.events[0]
     assert event_from_dict(event_to_dict(opened)) == opened
+
+
+def test_pushed_events_hide_the_hole_card_and_others_duel_cards() -> None:
+    from casino.engine.events import DealerCardDealt, PlayerCardDealt
+    from casino.engine.views import event_for_viewer
+
+    hole = DealerCardDealt(1, "7D", True)
+    assert event_for_viewer(hole, Viewer("public"))["card"] is None
+    assert event_for_viewer(hole, Viewer("staff", can_see_hole=True))["card"] == "7D"
+    second = PlayerCardDealt(3, "9H", "p1", 0, 0, True)
+    assert event_for_viewer(second, Viewer("player", "p1"))["card"] == "9H"
+    assert event_for_viewer(second, Viewer("player", "p2"))["card"] is None
+    assert event_for_viewer(second, Viewer("auditor"))["card"] is None

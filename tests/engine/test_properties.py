@@ -46,7 +46,7 @@ from casino.engine.rules import DUEL, RULESETS
 from casino.engine.settle import duel_payouts
 from casino.engine.shoe import FastShoe, Shoe, StackedShoe
 from casino.engine.state import RoundState
-from casino.engine.views import Viewer, view
+from casino.engine.views import Viewer, event_for_viewer, view
 
 from .helpers import COMMITMENT, SERVER_SEED, T0, options_for, participants, usdc
 
@@ -252,6 +252,9 @@ def test_no_view_shows_a_hidden_card_before_its_reveal(script: Any) -> None:
             assert not shown & _hidden_positions(events[:n], viewer)
             if state.server_seed is None:
                 assert SERVER_SEED not in json.dumps(rendered)
+            pushed = event_for_viewer(events[n - 1], viewer)
+            if pushed.get("card") is not None and "position" in pushed:
+                assert pushed["position"] not in _hidden_positions(events[:n], viewer)
 
 
 @settings(max_examples=300, deadline=None)
