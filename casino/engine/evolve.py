@@ -62,6 +62,7 @@ class ReplayError(ValueError):
 # is several times cheaper than NamedTuple._replace (measured; see docs/rules.md).
 _F = {name: i for i, name in enumerate(RoundState._fields)}
 _PHASE, _BOXES, _DEALER, _NEXT = _F["phase"], _F["boxes"], _F["dealer"], _F["next_position"]
+assert _DEALER == _BOXES + 1 and _NEXT == _DEALER + 1, "card handlers rely on this order"
 _TURN, _TURN_HAND, _DEADLINE = _F["turn"], _F["turn_hand"], _F["deadline_ms"]
 
 
@@ -167,20 +168,28 @@ def _check_position(s: RoundState, position: int) -> None:
 
 
 def _player_card(s: RoundState, e: PlayerCardDealt) -> RoundState:
-    _check_position(s, e.position)
-    i = _find_box(s, e.player_id, e.box)
+    if e.position != s.next_position:
+        _check_position(s, e.position)
+    i = s.turn  # the hand in turn is the usual receiver: skip the search then
+    if i < 0 or s.boxes[i].player_id != e.player_id or s.boxes[i].box != e.box:
+        i = _find_box(s, e.player_id, e.box)
     box = s.boxes[i]
     hand = _add_card(box.hands[e.hand], e.card, e.position)
     boxes = _replace_box(s.boxes, i, _replace_hand(box, e.hand, hand))
     if hand.status != OPEN and s.turn == i and s.turn_hand == e.hand:
         # the hand in turn is over
         return _with(s, {_BOXES: boxes, _NEXT: e.position + 1, _TURN: -1, _DEADLINE: None})
-    return _with(s, {_BOXES: boxes, _NEXT: e.position + 1})
+    # boxes, dealer and next_position are adjacent fields: one slice-and-join copy
+    return tuple.__new__(
+        RoundState, (*s[:_BOXES], boxes, s.dealer, e.position + 1, *s[_NEXT + 1 :])
+    )
 
 
 def _dealer_card(s: RoundState, e: DealerCardDealt) -> RoundState:
-    _check_position(s, e.position)
-    return _with(s, {_DEALER: _add_card(s.dealer, e.card, e.position), _NEXT: e.position + 1})
+    if e.position != s.next_position:
+        _check_position(s, e.position)
+    dealer = _add_card(s.dealer, e.card, e.position)
+    return tuple.__new__(RoundState, (*s[:_DEALER], dealer, e.position + 1, *s[_NEXT + 1 :]))
 
 
 def _insurance_offered(s: RoundState, e: InsuranceOffered) -> RoundState:
