@@ -1,5 +1,9 @@
 """Page routes of the fairness app (the verify page), mounted at /fairness/."""
 
-from django.urls import URLPattern, URLResolver
+from django.urls import URLPattern, URLResolver, path
 
-urlpatterns: list[URLPattern | URLResolver] = []
+from fairness.pages import VerifyPage
+
+urlpatterns: list[URLPattern | URLResolver] = [
+    path("verify/", VerifyPage.as_view(), name="fairness-verify"),
+]

@@ -171,3 +171,59 @@ export async function verifyBundle(line, keys = null) {
   result.ok = failures.length === 0;
   return result;
 }
+
+/**
+ * Verify a receipt without its events ({receipt, signature?, key_id?, public_key?} or a bare
+ * receipt): the seed against the commitment, the client material, the receipt's cards against
+ * the shoe, and the signature when one is given. The event chain needs the bundle line.
+ */
+export async function verifyReceiptOnly(input, keys = null) {
+  const receipt = input.receipt ?? input;
+  const failures = [];
+  const fail = (m) => failures.push(m);
+  const result = { ok: false, failures, roundId: receipt.round_id ?? "?", cards: [], checks: {} };
+  try {
+    if (input.signature && input.key_id) {
+      const [key, why] = await resolveKey(input, keys);
+      if (!key) fail(why);
+      else if (!(await verifyReceiptSignature(receipt, input.signature, key))) {
+        fail(`signature: not a valid Ed25519 signature of this receipt by key ${input.key_id}`);
+      }
+      result.checks.signature = !failures.length;
+    } else {
+      fail("signature: no signature given: paste the whole proof to check it");
+      result.checks.signature = false;
+    }
+    const seed = receipt.server_seed;
+    if (!isSeed(seed) || !isSeed(receipt.commitment)) {
+      fail("seed: the server seed and commitment must be 64 lowercase hex characters");
+    } else {
+      const hashed = await hashSeed(seed);
+      if (hashed !== receipt.commitment) {
+        fail(`seed: sha256 of server seed ${seed} is ${hashed}, not the commitment ${receipt.commitment}`);
+      }
+    }
+    const joined = (receipt.participants ?? []).map((p) => p.client_seed).join("|");
+    if (joined !== receipt.client_material) {
+      fail(`client material: '${receipt.client_material}', but the participants' seeds in seat order give '${joined}'`);
+    }
+    const cards = receipt.cards ?? [];
+    const shoe = await shoeCards(seed, receipt.client_material, receipt.nonce, Math.min(416, cards.length));
+    cards.forEach((c, index) => {
+      const expected = shoe[index] ?? null;
+      const row = { index, position: c.position, dealt: c.card, expected, ok: true };
+      if (c.position !== index) {
+        fail(`cards: dealt card #${index} (${c.card}) is at position ${c.position}, expected ${index} (no skips)`);
+        row.ok = false;
+      } else if (c.card !== expected) {
+        fail(`cards: position ${c.position} dealt ${c.card}, the shoe has ${expected}`);
+        row.ok = false;
+      }
+      result.cards.push(row);
+    });
+  } catch (err) {
+    fail(`receipt: malformed (${err.message})`);
+  }
+  result.ok = failures.length === 0;
+  return result;
+}

@@ -1,0 +1,132 @@
+// The verify page: fetch a proof (or take a pasted one, or bare seeds) and check it here.
+import { hashSeed, shoeCards, walk } from "./shoe.js";
+import { verifyBundle, verifyReceiptOnly } from "./verifier.js";
+
+const $ = (id) => document.getElementById(id);
+
+function show(result, title) {
+  const verdict = $("verdict");
+  verdict.dataset.state = result.ok ? "ok" : "failed";
+  verdict.textContent = result.ok
+    ? `Verified: ${title} is fair (${result.cards.length} cards match).`
+    : `FAILED: ${title} does not verify (${result.failures.length} problem${result.failures.length === 1 ? "" : "s"}).`;
+  const failures = $("failures");
+  failures.replaceChildren(...result.failures.map((f) => {
+    const li = document.createElement("li");
+    li.textContent = f;
+    return li;
+  }));
+  const checks = $("checks");
+  checks.replaceChildren();
+  for (const [name, ok] of Object.entries(result.checks ?? {})) {
+    const dt = document.createElement("dt");
+    dt.textContent = name;
+    const dd = document.createElement("dd");
+    dd.textContent = ok ? "✓ ok" : "✗ failed";
+    dd.dataset.check = name;
+    dd.dataset.ok = String(ok);
+    checks.append(dt, dd);
+  }
+  const body = $("cards").querySelector("tbody");
+  body.replaceChildren(...result.cards.map((c) => {
+    const tr = document.createElement("tr");
+    tr.className = c.ok ? "match" : "mismatch";
+    for (const value of [c.index, c.position, c.dealt ?? "", c.expected ?? "", c.ok ? "✓" : "✗"]) {
+      const td = document.createElement("td");
+      td.textContent = String(value);
+      tr.append(td);
+    }
+    return tr;
+  }));
+}
+
+function working(text) {
+  const verdict = $("verdict");
+  verdict.dataset.state = "working";
+  verdict.textContent = text;
+  $("failures").replaceChildren();
+  $("checks").replaceChildren();
+  $("cards").querySelector("tbody").replaceChildren();
+}
+
+function problem(message) {
+  show({ ok: false, failures: [message], cards: [], checks: {} }, "the input");
+}
+
+async function publishedKeys() {
+  const response = await fetch("/api/fairness/keys");
+  if (!response.ok) throw new Error(`could not load the published keys (HTTP ${response.status})`);
+  const body = await response.json();
+  return Object.fromEntries(body.keys.map((k) => [k.key_id, k.public_key]));
+}
+
+async function verifyInput(input, title) {
+  let keys = null;
+  try {
+    keys = await publishedKeys();
+  } catch {
+    keys = null; // offline: the line's own public key is used, checked against its key id
+  }
+  const line = input.bundle ?? input;
+  const result = Array.isArray(line.events)
+    ? await verifyBundle(line, keys)
+    : await verifyReceiptOnly(line, keys);
+  show(result, title);
+}
+
+$("by-round").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const id = $("round-id").value.trim();
+  working(`Fetching round ${id}…`);
+  try {
+    const response = await fetch(`/api/fairness/rounds/${encodeURIComponent(id)}`);
+    const body = await response.json();
+    if (!response.ok) {
+      problem(`${body.error?.code ?? "error"}: ${body.error?.message ?? response.status}`);
+      return;
+    }
+    await verifyInput(body, `round ${id}`);
+  } catch (err) {
+    problem(`could not fetch the round: ${err.message}`);
+  }
+});
+
+$("by-paste").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  working("Verifying…");
+  let input;
+  try {
+    input = JSON.parse($("paste").value);
+  } catch (err) {
+    problem(`the pasted text is not JSON (${err.message})`);
+    return;
+  }
+  const id = (input.bundle ?? input).receipt?.round_id ?? input.round_id ?? "the pasted round";
+  await verifyInput(input, `round ${id}`);
+});
+
+$("by-seeds").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  working("Rebuilding the shoe…");
+  const seed = $("server-seed").value.trim();
+  const material = $("client-seed").value.trim();
+  const nonce = $("nonce").value.trim();
+  const commitment = $("commitment").value.trim();
+  const count = Number($("count").value || 20);
+  try {
+    const cards = await shoeCards(seed, material, nonce, count);
+    const failures = [];
+    const checks = {};
+    if (commitment) {
+      const hashed = await hashSeed(seed);
+      checks.seed = hashed === commitment;
+      if (!checks.seed) failures.push(`seed: sha256 of server seed ${seed} is ${hashed}, not the commitment ${commitment}`);
+    }
+    const rows = cards.map((card, i) => ({ index: i, position: i, dealt: "", expected: card, ok: true }));
+    show({ ok: failures.length === 0, failures, cards: rows, checks }, `the shoe of nonce ${nonce}`);
+  } catch (err) {
+    problem(err.message);
+  }
+});
+
+export { walk };
