@@ -1,0 +1,129 @@
+"""Fairness benchmarks: shoe, seed chains, receipts, verifier throughput.
+
+`python -m bench fairness [--quick]` or `python bench/fairness.py [--quick]`. Times are the best of
+several repeats (the machine is shared and noisy); throughput is also given per CPU second
+(`time.process_time`), which is the per-core figure. Targets (issue 4): first 20 cards <= 20 us,
+full 416-card shoe <= 250 us, verifier >= 5,000 rounds/s per core.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import sys
+import time
+import timeit
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make the project importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from fairness.canonical import canonical_json
+from fairness.chain import create_chain
+from fairness.receipt import (
+    private_key_from_hex,
+    public_key_bytes,
+    sign_receipt,
+    verify_receipt,
+)
+from fairness.sample import sample_bundle
+from fairness.shoe import FairShoe
+from fairness.verify import KeyRing, load_engine_replay, verify_lines
+
+SEED = hashlib.sha256(b"bench").hexdigest()
+
+
+def _best_us(function: Any, number: int, repeat: int = 7) -> float:
+    return min(timeit.repeat(function, number=number, repeat=repeat)) / number * 1e6
+
+
+def _conditions() -> dict[str, Any]:
+    cpu = next(
+        (line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+         if line.startswith("model name")),
+        platform.processor(),
+    ) if Path("/proc/cpuinfo").exists() else platform.processor()  # fmt: skip
+    return {
+        "python": platform.python_version(),
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "at_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+
+
+def _verifier(lines: list[str], replay: bool) -> dict[str, float]:
+    check = load_engine_replay() if replay else None
+    keys = KeyRing()
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    reports = list(verify_lines(lines, keys, check))
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    assert all(r.ok for r in reports), "benchmark rounds must verify"
+    return {"cpu": round(len(lines) / cpu), "wall": round(len(lines) / wall)}
+
+
+def run(quick: bool) -> dict[str, Any]:
+    """Measure everything; returns the figures (and prints them with the conditions)."""
+    figures: dict[str, Any] = {"bench": "fairness", **_conditions(), "quick": quick}
+    n = 2_000 if quick else 20_000
+    figures["first_20_cards_us"] = round(
+        _best_us(lambda: FairShoe(SEED, "alice|bob", 7).cards(20), n), 2
+    )
+    figures["full_shoe_us"] = round(
+        _best_us(lambda: FairShoe(SEED, "alice|bob", 7).cards(416), n // 10), 1
+    )
+    started = time.perf_counter()
+    create_chain(10_000)
+    figures["chain_10k_ms"] = round((time.perf_counter() - started) * 1e3, 1)
+    big = 100_000 if quick else 1_000_000
+    started = time.perf_counter()
+    create_chain(big)
+    figures[f"chain_{big // 1000}k_s"] = round(time.perf_counter() - started, 3)
+
+    key = private_key_from_hex(hashlib.sha256(b"bench key").hexdigest())
+    line = sample_bundle(
+        round_id="r1", server_seed=SEED, client_seeds=["alice"], nonce=1, private_key=key
+    )
+    receipt = line["receipt"]
+    signature = sign_receipt(receipt, key)
+    public = key.public_key()
+    figures["receipt_bytes"] = len(canonical_json(receipt))
+    figures["receipt_sign_us"] = round(_best_us(lambda: sign_receipt(receipt, key), n // 10), 1)
+    figures["receipt_verify_us"] = round(
+        _best_us(lambda: verify_receipt(receipt, signature, public), n // 10), 1
+    )
+    assert public_key_bytes(key)
+
+    rounds = 300 if quick else 2_000
+    chain = create_chain(rounds)
+    for players, label in ((["alice"], "1p"), (["alice", "bob", "carol"], "3p")):
+        lines = [
+            canonical_json(
+                sample_bundle(
+                    round_id=f"r{k}",
+                    server_seed=chain.seed(k),
+                    client_seeds=players,
+                    nonce=k,
+                    private_key=key,
+                )
+            ).decode()
+            for k in range(1, rounds + 1)
+        ]
+        figures[f"verifier_{label}_events_per_round"] = round(
+            sum(x.count('"recorded_at"') for x in lines) / rounds, 1
+        )
+        no_replay = _verifier(lines, replay=False)
+        with_replay = _verifier(lines, replay=True)
+        figures[f"verifier_{label}_rounds_per_cpu_s"] = no_replay["cpu"]
+        figures[f"verifier_{label}_rounds_per_wall_s"] = no_replay["wall"]
+        figures[f"verifier_{label}_replay_rounds_per_cpu_s"] = with_replay["cpu"]
+    figures["targets"] = "first 20 <= 20 us; full shoe <= 250 us; verifier >= 5,000 rounds/s/core"
+    return figures
+
+
+if __name__ == "__main__":
+    result = run("--quick" in sys.argv[1:])
+    for name, value in result.items():
+        print(f"{name:<40} {value}")
