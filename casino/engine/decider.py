@@ -116,17 +116,17 @@ def _expire(run: Run) -> None:
 
 def _play(run: Run, command: Command) -> None:
     s = run.state
-    is_duel = s.rules.kind == DUEL
     if isinstance(command, PlaceBet):
         _place_bet(run, command)
-    elif isinstance(command, Hit):
-        _participant(s, command.player_id)
+        return
+    seat = _seat(s, command.player_id)  # type: ignore[union-attr]
+    is_duel = s.rules.kind == DUEL
+    if isinstance(command, Hit):
         if is_duel:
             duel.hit(run, command.player_id)
         else:
-            banked.hit(run, command, _safety_net(s, command.player_id))
+            banked.hit(run, command, seat.safety_net and s.rules.safety_net_available)
     elif isinstance(command, Stand):
-        _participant(s, command.player_id)
         if is_duel:
             duel.stand(run, command.player_id)
         else:
@@ -134,33 +134,25 @@ def _play(run: Run, command: Command) -> None:
     elif is_duel:
         raise DomainError(E.ACTION_NOT_ALLOWED, "duel allows hit and stand only")
     elif isinstance(command, Double):
-        _participant(s, command.player_id)
         banked.double(run, command)
     elif isinstance(command, Split):
-        _participant(s, command.player_id)
         banked.split(run, command)
     elif isinstance(command, TakeInsurance):
-        _participant(s, command.player_id)
         banked.take_insurance(run, command.player_id, command.box, command.amount)
     elif isinstance(command, DeclineInsurance):
-        _participant(s, command.player_id)
         banked.decline_insurance(run, command.player_id, command.box)
     elif isinstance(command, TakeEvenMoney):
-        _participant(s, command.player_id)
         banked.take_even_money(run, command.player_id, command.box)
     else:  # pragma: no cover - every command type is handled above
         raise DomainError(E.ACTION_NOT_ALLOWED, f"unknown command {type(command).__name__}")
 
 
-def _participant(s: RoundState, player_id: str) -> None:
-    if all(p.player_id != player_id for p in s.opened.participants):
-        raise DomainError(E.NOT_A_PARTICIPANT, "you are not seated in this round")
-
-
-def _safety_net(s: RoundState, player_id: str) -> bool:
-    if not s.rules.safety_net_available:
-        return False
-    return any(p.player_id == player_id and p.safety_net for p in s.opened.participants)
+def _seat(s: RoundState, player_id: str) -> Participant:
+    """The player's seat in this round, or not_a_participant."""
+    for p in s.opened.participants:
+        if p.player_id == player_id:
+            return p
+    raise DomainError(E.NOT_A_PARTICIPANT, "you are not seated in this round")
 
 
 def _check_table(rules: RuleSet, command: OpenRound) -> None:
@@ -224,7 +216,7 @@ def _open(command: OpenRound, now_ms: int, shoe: Shoe | None) -> tuple[list[Even
 
 def _place_bet(run: Run, command: PlaceBet) -> None:
     s = run.state
-    _participant(s, command.player_id)
+    _seat(s, command.player_id)
     if s.phase != BETTING or s.rules.kind == DUEL:
         raise DomainError(E.ACTION_NOT_ALLOWED, "betting is closed")
     if any(b.player_id == command.player_id for b in s.boxes):
