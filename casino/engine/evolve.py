@@ -89,29 +89,26 @@ def _add_card(hand: Hand, card: str, position: int) -> Hand:
         status = STOOD  # 21 stands by itself; a double and a split ace take one card only
     else:
         status = hand.status
-    return Hand(
-        (*hand.cards, card),
-        (*hand.positions, position),
-        hand.stake,
-        hard,
-        has_ace,
-        hand.split,
-        hand.split_aces,
-        hand.doubled,
-        status,
+    # tuple.__new__ skips NamedTuple's Python-level __new__ (same value, one call less)
+    return tuple.__new__(
+        Hand,
+        (
+            (*hand.cards, card),
+            (*hand.positions, position),
+            hand.stake,
+            hard,
+            has_ace,
+            hand.split,
+            hand.split_aces,
+            hand.doubled,
+            status,
+        ),
     )
 
 
 def _replace_hand(box: Box, index: int, hand: Hand) -> Box:
     hands = box.hands
-    return Box(
-        box.player_id,
-        box.box,
-        box.bet,
-        (*hands[:index], hand, *hands[index + 1 :]),
-        box.insurance,
-        box.insurance_status,
-    )
+    return tuple.__new__(Box, (*box[:3], (*hands[:index], hand, *hands[index + 1 :]), *box[4:]))
 
 
 def _replace_box(boxes: tuple[Box, ...], index: int, box: Box) -> tuple[Box, ...]:
