@@ -1,9 +1,34 @@
-"""Table services: the demo tables (and, with the live tables, staff creation and seating)."""
+"""Table services: demo tables, staff creation, personal tables, seating and the duel lobby.
+
+Writes live here (HackSoft style); reads are in `casino.selectors`. Rounds themselves are
+opened and played only through `casino.services`: `table_deal` and `lobby_start` call it.
+
+- `classic` and `atlantic_city`: each player gets a personal table on demand (one seat).
+- `duel_classic`: shared seats; the first DEAL opens a round for every seated player, whose
+  betting window and turn timers are deadlines in the round's state.
+- `duel`: players sit and say READY; the round starts as soon as every seat is ready, or
+  when the lobby timer (`LOBBY_MS`) ends with at least 2 ready players.
+"""
 
 from __future__ import annotations
 
-from casino.engine.rules import DUEL, RULESETS
-from casino.models import Table, TableStatus
+import time
+from collections.abc import Sequence
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.cache import cache
+from django.db import IntegrityError, transaction
+
+from casino import services
+from casino.engine.commands import PlaceBet
+from casino.engine.rules import BANKED, DUEL, RULESETS
+from casino.errors import ApplicationError, ConflictError
+from casino.models import PlayerPreferences, Round, RoundStatus, Seat, Table, TableStatus
+from ledger.selectors import wallet_balances
+
+PERSONAL_RULESETS = ("classic", "atlantic_city")
+LOBBY_MS: int = getattr(settings, "DUEL_LOBBY_MS", 15_000)
 
 
 def demo_table(ruleset: str) -> Table:
@@ -25,3 +50,232 @@ def demo_table(ruleset: str) -> Table:
         },
     )
     return table
+
+
+def table_create(
+    *,
+    name: str,
+    ruleset: str,
+    min_bet: int,
+    max_bet: int,
+    stake: int = 0,
+    seats: int | None = None,
+    chip_unit: int | None = None,
+    owner: AbstractBaseUser | None = None,
+) -> Table:
+    """Create a table (staff), checked against the rule set's bounds."""
+    rules = RULESETS.get(ruleset)
+    if rules is None:
+        raise ApplicationError(
+            f"Unknown rule set {ruleset!r}; choose from {', '.join(RULESETS)}.",
+            code="invalid_ruleset",
+        )
+    unit = chip_unit or 10_000
+    if rules.kind == DUEL:
+        stake = stake or min_bet
+        min_bet = max_bet = stake
+    seats = seats or rules.max_seats
+    problems = []
+    if not rules.min_seats <= seats <= rules.max_seats:
+        problems.append(f"seats must be {rules.min_seats}..{rules.max_seats}")
+    if not rules.min_table_bet <= min_bet <= max_bet <= rules.max_table_bet:
+        problems.append(
+            f"limits must satisfy {rules.min_table_bet} <= min <= max <= {rules.max_table_bet}"
+            " micro-USDC"
+        )
+    if unit <= 0 or min_bet % unit or max_bet % unit:
+        problems.append("limits must be whole multiples of the chip unit")
+    if problems:
+        raise ApplicationError(
+            "The table's parameters are not valid.",
+            code="invalid_table",
+            extra={"problems": problems},
+        )
+    with transaction.atomic(durable=True):
+        return Table.objects.create(
+            name=name,
+            ruleset=ruleset,
+            min_bet=min_bet,
+            max_bet=max_bet,
+            stake=stake if rules.kind == DUEL else 0,
+            seats=seats,
+            chip_unit=unit,
+            owner=owner,
+        )
+
+
+def table_personal(*, user: AbstractBaseUser, ruleset: str) -> Table:
+    """The player's personal table of `ruleset` (classic, atlantic_city), seated, on demand."""
+    if ruleset not in PERSONAL_RULESETS:
+        raise ApplicationError(
+            f"Personal tables exist for {', '.join(PERSONAL_RULESETS)} only.",
+            code="invalid_ruleset",
+        )
+    table = Table.objects.filter(owner_id=user.pk, ruleset=ruleset, status=TableStatus.OPEN).first()
+    if table is None:
+        rules = RULESETS[ruleset]
+        table = table_create(
+            name=f"{ruleset.replace('_', ' ').title()} of {user.get_username()}",
+            ruleset=ruleset,
+            min_bet=rules.default_min_bet,
+            max_bet=rules.default_max_bet,
+            seats=1,
+            owner=user,
+        )
+    seat_take(table=table, user=user)
+    return table
+
+
+def seat_take(*, table: Table, user: AbstractBaseUser) -> Seat:
+    """Sit at the lowest free seat (idempotent: an already seated player keeps their seat)."""
+    if table.status != TableStatus.OPEN:
+        raise ConflictError("This table is closed.", code="table_closed")
+    if table.owner_id is not None and table.owner_id != user.pk:
+        raise ApplicationError(
+            "This is another player's personal table.", code="permission_denied", status_code=403
+        )
+    for _ in range(3):  # two players racing for one position: the loser takes the next one
+        existing = Seat.objects.filter(table=table, user_id=user.pk).first()
+        if existing is not None:
+            return existing
+        taken = set(Seat.objects.filter(table=table).values_list("position", flat=True))
+        free = [p for p in range(table.seats) if p not in taken]
+        if not free:
+            raise ConflictError("Every seat at this table is taken.", code="table_full")
+        try:
+            with transaction.atomic(durable=True):
+                return Seat.objects.create(table=table, user_id=user.pk, position=free[0])
+        except IntegrityError:
+            continue
+    raise ConflictError("The seats changed while sitting down; retry.", code="seat_conflict")
+
+
+def seat_leave(*, table: Table, user: AbstractBaseUser) -> None:
+    """Stand up. A hand still in play is finished by its timers (the abandoned-hand policy)."""
+    with transaction.atomic(durable=True):
+        Seat.objects.filter(table=table, user_id=user.pk).delete()
+
+
+def _seated(table: Table, user: AbstractBaseUser) -> Seat:
+    seat = Seat.objects.filter(table=table, user_id=user.pk).first()
+    if seat is None:
+        raise ConflictError("Sit at the table first.", code="not_seated")
+    return seat
+
+
+def open_round_at(table: Table) -> Round | None:
+    return Round.objects.filter(table=table, status=RoundStatus.OPEN).order_by("-opened_at").first()
+
+
+def bets_resolve(*, user: AbstractBaseUser, mode: str, bets: Sequence[int]) -> tuple[int, ...]:
+    """Seed 000 betting options: DEAL (the bets given), REBET & DEAL, DOUBLE BET & DEAL."""
+    if mode == "bet":
+        return tuple(bets)
+    prefs = PlayerPreferences.objects.filter(user_id=user.pk).first()
+    last = tuple(int(b) for b in (prefs.last_bet if prefs else []))
+    if not last:
+        raise ConflictError("There is no previous bet to repeat.", code="no_previous_bet")
+    return last if mode == "rebet" else tuple(2 * b for b in last)
+
+
+def table_deal(
+    *, table: Table, user: AbstractBaseUser, mode: str, bets: Sequence[int]
+) -> services.RoundResult:
+    """Place the player's bet, opening the table's next round first when none is open."""
+    rules = RULESETS[table.ruleset]
+    if rules.kind != BANKED:
+        raise ConflictError(
+            "A duel has a fixed stake: say READY instead of betting.", code="action_not_allowed"
+        )
+    _seated(table, user)
+    amounts = bets_resolve(user=user, mode=mode, bets=bets)
+    if len(amounts) > rules.max_boxes:
+        raise ApplicationError(
+            f"{table.ruleset} has at most {rules.max_boxes} betting boxes.",
+            code="too_many_boxes",
+        )
+    needed = sum(amounts)
+    available = wallet_balances(user_id=int(user.pk))["player_available"]  # type: ignore[arg-type]
+    if needed > available:  # checked before a round opens: a refused bet changes nothing
+        raise ConflictError(
+            "Insufficient funds for this bet.",
+            code="insufficient_funds",
+            extra={"needed": needed, "available": available},
+        )
+    current = open_round_at(table)
+    if current is None:
+        players = [s.user for s in Seat.objects.filter(table=table).select_related("user")]
+        result = services.round_open(table=table, players=players)
+        round_id = result.round.id
+    else:
+        round_id = current.id
+    result = services.round_command(
+        round_id=round_id, command=PlaceBet(player_id=str(user.pk), amounts=amounts)
+    )
+    with transaction.atomic(durable=True):
+        prefs, _ = PlayerPreferences.objects.get_or_create(user_id=user.pk)
+        prefs.last_bet = list(amounts)
+        prefs.save(update_fields=["last_bet"])
+    return result
+
+
+def _lobby_key(table_id: int) -> str:
+    return f"casino:lobby:{table_id}"
+
+
+def lobby_deadline(table: Table) -> int | None:
+    """When the duel lobby timer of `table` ends (epoch ms), or None when none runs."""
+    value = cache.get(_lobby_key(table.pk))
+    return int(value) if value is not None else None
+
+
+def seat_ready(*, table: Table, user: AbstractBaseUser, ready: bool = True) -> Round | None:
+    """Duel: say READY (or not). Returns the round if this started one."""
+    if RULESETS[table.ruleset].kind != DUEL:
+        raise ConflictError("READY is for duel tables.", code="action_not_allowed")
+    seat = _seated(table, user)
+    with transaction.atomic(durable=True):
+        Seat.objects.filter(pk=seat.pk).update(ready=ready)
+    return lobby_check(table=table)
+
+
+def lobby_check(*, table: Table, at_ms: int | None = None) -> Round | None:
+    """Start the duel when every seat is ready, or when the lobby timer ended with >= 2 ready.
+
+    Idempotent: a late or repeated check after the round started changes nothing.
+    """
+    from casino import timers
+
+    now = at_ms if at_ms is not None else int(time.time() * 1000)
+    if open_round_at(table) is not None:
+        return None
+    ready = list(
+        Seat.objects.filter(table=table, ready=True).select_related("user").order_by("position")
+    )
+    if len(ready) < RULESETS[table.ruleset].min_seats:
+        cache.delete(_lobby_key(table.pk))
+        return None
+    deadline = lobby_deadline(table)
+    if len(ready) < table.seats:
+        if deadline is None:
+            deadline = now + LOBBY_MS
+            if cache.add(_lobby_key(table.pk), deadline, timeout=LOBBY_MS // 1000 + 3600):
+                timers.schedule_lobby(table_id=table.pk, deadline_ms=deadline)
+            return None
+        if now < deadline:
+            return None
+    return lobby_start(table=table, players=[s.user for s in ready])
+
+
+def lobby_start(*, table: Table, players: Sequence[AbstractBaseUser]) -> Round | None:
+    """Open the duel for `players`; their READY is spent (they say it again next round)."""
+    cache.delete(_lobby_key(table.pk))
+    with transaction.atomic(durable=True):
+        # Only the writer that clears the ready flags opens the round: a duplicate nudge is a no-op.
+        cleared = Seat.objects.filter(
+            table=table, user_id__in=[p.pk for p in players], ready=True
+        ).update(ready=False)
+    if cleared < len(players):
+        return None
+    result = services.round_open(table=table, players=players)
+    return result.round

@@ -1,0 +1,1 @@
+"""The game's REST API: auth, tables, rounds, preferences and recall (mounted under /api/)."""

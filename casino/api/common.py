@@ -1,0 +1,74 @@
+"""Pieces every game API view shares: round ids, the caller's view, participant checks."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rest_framework import serializers
+from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.views import APIView
+
+from casino.errors import ApplicationError
+from casino.models import Round, RoundPlayer, Table
+
+ROUND_ID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+class RoundOut(serializers.Serializer[Any]):
+    """A round as the caller may see it: `view` is `casino.engine.views.view(state, viewer)`."""
+
+    round_id = serializers.CharField()
+    version = serializers.IntegerField(help_text="last event version folded into this view")
+    status = serializers.CharField(help_text="open, settled or voided")
+    view = serializers.DictField(help_text="the engine view; money in integer micro-USDC")
+
+
+def round_body(*, round_id: str, version: int, status: str, view: dict[str, Any]) -> dict[str, Any]:
+    return dict(
+        RoundOut({"round_id": round_id, "version": version, "status": status, "view": view}).data
+    )
+
+
+def user_pk(request: Request) -> int:
+    pk = request.user.pk
+    assert pk is not None  # the views require an authenticated user
+    return int(pk)
+
+
+def round_get(round_id: str) -> Round:
+    """The round's projection, 404 for an unknown or malformed id."""
+    if not ROUND_ID_RE.fullmatch(round_id):
+        raise ApplicationError("No such round.", code="not_found", status_code=404)
+    found = Round.objects.filter(pk=round_id).first()
+    if found is None:
+        raise ApplicationError("No such round.", code="not_found", status_code=404)
+    return found
+
+
+def round_for_player(request: Request, round_id: str, *, staff_may_read: bool = False) -> Round:
+    """The round if the caller plays in it (403 otherwise; staff may read when allowed)."""
+    found = round_get(round_id)
+    if staff_may_read and request.user.is_staff:
+        return found
+    if not RoundPlayer.objects.filter(round=found, user_id=request.user.pk).exists():
+        raise ApplicationError(
+            "You do not play in this round.", code="not_a_participant", status_code=403
+        )
+    return found
+
+
+def table_get(table_id: int) -> Table:
+    found = Table.objects.filter(pk=table_id).first()
+    if found is None:
+        raise ApplicationError("No such table.", code="not_found", status_code=404)
+    return found
+
+
+class GameApi(APIView):
+    """Base of the game views: token first, so a missing or bad credential is a 401."""
+
+    authentication_classes = [TokenAuthentication, SessionAuthentication]
+    permission_classes = [IsAuthenticated]

@@ -1,0 +1,192 @@
+"""Rounds: the caller's view of a round, and every player action (one APIView each).
+
+Each action goes through `casino.services.round_command` (the one command path), carries an
+Idempotency-Key, and answers with the caller's own view of the round.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from casino import selectors, services
+from casino.api.common import GameApi, RoundOut, round_body, round_for_player, user_pk
+from casino.api.idempotency import HEADER, idempotent_response
+from casino.engine.commands import (
+    Command,
+    DeclineInsurance,
+    Double,
+    Hit,
+    Split,
+    Stand,
+    TakeEvenMoney,
+    TakeInsurance,
+)
+from casino.engine.views import Viewer, view
+from casino.models import Round
+from ledger.apis import AmountField
+
+
+class RoundStateApi(GameApi):
+    """The caller's own view of a round (staff: the staff view, hole card still hidden)."""
+
+    @extend_schema(operation_id="rounds_state", responses=RoundOut)
+    def get(self, request: Request, round_id: str) -> Response:
+        found = round_for_player(request, round_id, staff_may_read=True)
+        return Response(
+            round_body(
+                round_id=found.id,
+                version=found.version,
+                status=found.status,
+                view=selectors.round_view_for(user=request.user, round_id=found.id),
+            )
+        )
+
+
+class _ActionApi(GameApi):
+    """Shared POST: parse, build one engine command, run it once per Idempotency-Key."""
+
+    operation = ""
+
+    @extend_schema_serializer(component_name="_ActionInput")
+    class InputSerializer(serializers.Serializer[Any]):
+        pass
+
+    def build(self, player_id: str, data: dict[str, Any]) -> Command:
+        raise NotImplementedError
+
+    def act(self, request: Request, round_id: str) -> Response:
+        found: Round = round_for_player(request, round_id)
+        data = self.InputSerializer(data=request.data if request.data is not None else {})
+        data.is_valid(raise_exception=True)
+        player_id = str(user_pk(request))
+        command = self.build(player_id, dict(data.validated_data))
+
+        def perform() -> tuple[int, dict[str, Any]]:
+            result = services.round_command(round_id=found.id, command=command)
+            return 200, round_body(
+                round_id=found.id,
+                version=result.round.version,
+                status=result.round.status,
+                view=view(result.state, Viewer("player", player_id)),
+            )
+
+        return idempotent_response(
+            request,
+            operation=f"rounds_{self.operation}",
+            payload={"round": found.id, **data.validated_data},
+            perform=perform,
+        )
+
+
+class HitApi(_ActionApi):
+    """Draw a card. With the safety net on, a risky hit needs `confirm: true` (seed 000)."""
+
+    operation = "hit"
+
+    @extend_schema_serializer(component_name="HitInput")
+    class InputSerializer(serializers.Serializer[Any]):
+        confirm = serializers.BooleanField(default=False)
+
+    def build(self, player_id: str, data: dict[str, Any]) -> Command:
+        return Hit(player_id, confirm=data["confirm"])
+
+    @extend_schema(
+        operation_id="rounds_hit", parameters=[HEADER], request=InputSerializer, responses=RoundOut
+    )
+    def post(self, request: Request, round_id: str) -> Response:
+        return self.act(request, round_id)
+
+
+class StandApi(_ActionApi):
+    operation = "stand"
+
+    def build(self, player_id: str, data: dict[str, Any]) -> Command:
+        return Stand(player_id)
+
+    @extend_schema(
+        operation_id="rounds_stand", parameters=[HEADER], request=None, responses=RoundOut
+    )
+    def post(self, request: Request, round_id: str) -> Response:
+        return self.act(request, round_id)
+
+
+class DoubleApi(_ActionApi):
+    operation = "double"
+
+    def build(self, player_id: str, data: dict[str, Any]) -> Command:
+        return Double(player_id)
+
+    @extend_schema(
+        operation_id="rounds_double", parameters=[HEADER], request=None, responses=RoundOut
+    )
+    def post(self, request: Request, round_id: str) -> Response:
+        return self.act(request, round_id)
+
+
+class SplitApi(_ActionApi):
+    operation = "split"
+
+    def build(self, player_id: str, data: dict[str, Any]) -> Command:
+        return Split(player_id)
+
+    @extend_schema(
+        operation_id="rounds_split", parameters=[HEADER], request=None, responses=RoundOut
+    )
+    def post(self, request: Request, round_id: str) -> Response:
+        return self.act(request, round_id)
+
+
+class InsuranceApi(_ActionApi):
+    """Take or decline insurance on a box. `amount`: duel_classic allows up to half the bet."""
+
+    operation = "insurance"
+
+    @extend_schema_serializer(component_name="InsuranceInput")
+    class InputSerializer(serializers.Serializer[Any]):
+        take = serializers.BooleanField()
+        box = serializers.IntegerField(min_value=0, max_value=2, default=0)
+        amount = AmountField(required=False, help_text="default: half the bet")
+
+    def build(self, player_id: str, data: dict[str, Any]) -> Command:
+        if not data["take"]:
+            return DeclineInsurance(player_id, data["box"])
+        return TakeInsurance(player_id, data["box"], data.get("amount"))
+
+    @extend_schema(
+        operation_id="rounds_insurance",
+        parameters=[HEADER],
+        request=InputSerializer,
+        responses=RoundOut,
+    )
+    def post(self, request: Request, round_id: str) -> Response:
+        return self.act(request, round_id)
+
+
+class EvenMoneyApi(_ActionApi):
+    """Seed 000: a blackjack against an ace takes (or declines) even money, paid 1:1 at once."""
+
+    operation = "even_money"
+
+    @extend_schema_serializer(component_name="EvenMoneyInput")
+    class InputSerializer(serializers.Serializer[Any]):
+        take = serializers.BooleanField()
+        box = serializers.IntegerField(min_value=0, max_value=2, default=0)
+
+    def build(self, player_id: str, data: dict[str, Any]) -> Command:
+        if not data["take"]:
+            return DeclineInsurance(player_id, data["box"])
+        return TakeEvenMoney(player_id, data["box"])
+
+    @extend_schema(
+        operation_id="rounds_even_money",
+        parameters=[HEADER],
+        request=InputSerializer,
+        responses=RoundOut,
+    )
+    def post(self, request: Request, round_id: str) -> Response:
+        return self.act(request, round_id)

@@ -1,0 +1,268 @@
+"""Tables: list, staff create, personal tables, sit, leave, duel READY and DEAL (seed 000)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_serializer
+from rest_framework import serializers
+from rest_framework.permissions import IsAdminUser
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from casino import selectors, tables
+from casino.api.common import GameApi, RoundOut, round_body, table_get, user_pk
+from casino.api.idempotency import HEADER, idempotent_response
+from casino.engine.rules import RULESETS
+from casino.engine.views import Viewer, view
+from casino.errors import ApplicationError
+from casino.models import Table
+from ledger.apis import AmountField, AmountOutField
+
+
+@extend_schema_serializer(component_name="Seat")
+class SeatOut(serializers.Serializer[Any]):
+    position = serializers.IntegerField()
+    user_id = serializers.IntegerField()
+    ready = serializers.BooleanField()
+
+
+@extend_schema_serializer(component_name="Table")
+class TableOut(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    ruleset = serializers.CharField()
+    min_bet = AmountOutField()
+    max_bet = AmountOutField()
+    stake = AmountOutField(help_text="duel: the fixed stake")
+    chip_unit = AmountOutField()
+    seats = serializers.IntegerField()
+    personal = serializers.SerializerMethodField()
+    seated = serializers.SerializerMethodField()
+    open_round = serializers.SerializerMethodField()
+    lobby_deadline_ms = serializers.SerializerMethodField()
+
+    def get_personal(self, table: Table) -> bool:
+        return table.owner_id is not None
+
+    @extend_schema_field(SeatOut(many=True))
+    def get_seated(self, table: Table) -> list[dict[str, Any]]:
+        return [
+            {"position": s.position, "user_id": s.user_id, "ready": s.ready}
+            for s in table.seated.all()
+        ]
+
+    def get_open_round(self, table: Table) -> str | None:
+        return selectors.table_open_round_id(table=table)
+
+    def get_lobby_deadline_ms(self, table: Table) -> int | None:
+        return tables.lobby_deadline(table)
+
+
+def _table_body(table: Table) -> dict[str, Any]:
+    return dict(TableOut(Table.objects.prefetch_related("seated").get(pk=table.pk)).data)
+
+
+class TableListApi(GameApi):
+    @extend_schema_serializer(component_name="TableListFilter")
+    class FilterSerializer(serializers.Serializer[Any]):
+        ruleset = serializers.ChoiceField(choices=list(RULESETS), required=False)
+
+    @extend_schema(
+        operation_id="tables_list", parameters=[FilterSerializer], responses=TableOut(many=True)
+    )
+    def get(self, request: Request) -> Response:
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        found = selectors.tables_list(
+            user=request.user, ruleset=filters.validated_data.get("ruleset")
+        )
+        return Response(TableOut(found, many=True).data)
+
+
+class TableDetailApi(GameApi):
+    @extend_schema(operation_id="tables_detail", responses=TableOut)
+    def get(self, request: Request, table_id: int) -> Response:
+        table = table_get(table_id)
+        if table.owner_id not in (None, request.user.pk) and not request.user.is_staff:
+            raise ApplicationError("No such table.", code="not_found", status_code=404)
+        return Response(_table_body(table))
+
+
+class TableCreateApi(GameApi):
+    """Staff: a table with a rule set, limits (or a fixed duel stake), seats and chip unit."""
+
+    permission_classes = [IsAdminUser]
+
+    @extend_schema_serializer(component_name="TableCreateInput")
+    class InputSerializer(serializers.Serializer[Any]):
+        name = serializers.CharField(max_length=80)
+        ruleset = serializers.ChoiceField(choices=list(RULESETS))
+        min_bet = AmountField(required=False)
+        max_bet = AmountField(required=False)
+        stake = AmountField(required=False, help_text="duel: the fixed stake")
+        seats = serializers.IntegerField(min_value=1, max_value=8, required=False)
+        chip_unit = AmountField(required=False)
+
+    @extend_schema(
+        operation_id="tables_create",
+        parameters=[HEADER],
+        request=InputSerializer,
+        responses={201: TableOut},
+    )
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        d = dict(data.validated_data)
+        rules = RULESETS[d["ruleset"]]
+
+        def perform() -> tuple[int, dict[str, Any]]:
+            table = tables.table_create(
+                name=d["name"],
+                ruleset=d["ruleset"],
+                min_bet=d.get("min_bet", rules.default_min_bet),
+                max_bet=d.get("max_bet", rules.default_max_bet),
+                stake=d.get("stake", 0),
+                seats=d.get("seats"),
+                chip_unit=d.get("chip_unit"),
+            )
+            return 201, _table_body(table)
+
+        return idempotent_response(request, operation="tables_create", payload=d, perform=perform)
+
+
+class TablePersonalApi(GameApi):
+    """classic / atlantic_city: your personal table, created on demand, with you seated."""
+
+    @extend_schema_serializer(component_name="TablePersonalInput")
+    class InputSerializer(serializers.Serializer[Any]):
+        ruleset = serializers.ChoiceField(choices=list(tables.PERSONAL_RULESETS))
+
+    @extend_schema(
+        operation_id="tables_personal",
+        parameters=[HEADER],
+        request=InputSerializer,
+        responses=TableOut,
+    )
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        ruleset = data.validated_data["ruleset"]
+
+        def perform() -> tuple[int, dict[str, Any]]:
+            return 200, _table_body(tables.table_personal(user=request.user, ruleset=ruleset))
+
+        return idempotent_response(
+            request, operation="tables_personal", payload={"ruleset": ruleset}, perform=perform
+        )
+
+
+class TableSitApi(GameApi):
+    @extend_schema(operation_id="tables_sit", parameters=[HEADER], request=None, responses=TableOut)
+    def post(self, request: Request, table_id: int) -> Response:
+        table = table_get(table_id)
+
+        def perform() -> tuple[int, dict[str, Any]]:
+            tables.seat_take(table=table, user=request.user)
+            return 200, _table_body(table)
+
+        return idempotent_response(
+            request, operation="tables_sit", payload={"table": table_id}, perform=perform
+        )
+
+
+class TableLeaveApi(GameApi):
+    @extend_schema(
+        operation_id="tables_leave", parameters=[HEADER], request=None, responses=TableOut
+    )
+    def post(self, request: Request, table_id: int) -> Response:
+        table = table_get(table_id)
+
+        def perform() -> tuple[int, dict[str, Any]]:
+            tables.seat_leave(table=table, user=request.user)
+            return 200, _table_body(table)
+
+        return idempotent_response(
+            request, operation="tables_leave", payload={"table": table_id}, perform=perform
+        )
+
+
+class TableReadyApi(GameApi):
+    """duel: READY (or not). Starts the round when every seat is ready (else the lobby timer)."""
+
+    @extend_schema_serializer(component_name="TableReadyInput")
+    class InputSerializer(serializers.Serializer[Any]):
+        ready = serializers.BooleanField(default=True)
+
+    @extend_schema(
+        operation_id="tables_ready",
+        parameters=[HEADER],
+        request=InputSerializer,
+        responses=TableOut,
+    )
+    def post(self, request: Request, table_id: int) -> Response:
+        table = table_get(table_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        ready = data.validated_data["ready"]
+
+        def perform() -> tuple[int, dict[str, Any]]:
+            tables.seat_ready(table=table, user=request.user, ready=ready)
+            return 200, _table_body(table)
+
+        return idempotent_response(
+            request,
+            operation="tables_ready",
+            payload={"table": table_id, "ready": ready},
+            perform=perform,
+        )
+
+
+class TableDealApi(GameApi):
+    """Seed 000 betting: DEAL the bets given, REBET & DEAL, or DOUBLE BET & DEAL.
+
+    Opens the table's next round when none is open, then places the bet; the answer is the
+    caller's view of the round (dealt once every seated player has bet).
+    """
+
+    @extend_schema_serializer(component_name="TableDealInput")
+    class InputSerializer(serializers.Serializer[Any]):
+        mode = serializers.ChoiceField(choices=["bet", "rebet", "double"], default="bet")
+        bets = serializers.ListField(
+            child=AmountField(),
+            required=False,
+            max_length=3,
+            help_text="one amount per box; 0 leaves a box empty",
+        )
+
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+            if attrs["mode"] == "bet" and not any(attrs.get("bets") or []):
+                raise serializers.ValidationError({"bets": "DEAL needs at least one bet."})
+            return attrs
+
+    @extend_schema(
+        operation_id="tables_deal", parameters=[HEADER], request=InputSerializer, responses=RoundOut
+    )
+    def post(self, request: Request, table_id: int) -> Response:
+        table = table_get(table_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        mode = data.validated_data["mode"]
+        bets = list(data.validated_data.get("bets") or [])
+        player_id = str(user_pk(request))
+
+        def perform() -> tuple[int, dict[str, Any]]:
+            result = tables.table_deal(table=table, user=request.user, mode=mode, bets=bets)
+            return 200, round_body(
+                round_id=result.round.id,
+                version=result.round.version,
+                status=result.round.status,
+                view=view(result.state, Viewer("player", player_id)),
+            )
+
+        return idempotent_response(
+            request,
+            operation="tables_deal",
+            payload={"table": table_id, "mode": mode, "bets": bets},
+            perform=perform,
+        )

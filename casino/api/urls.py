@@ -1,0 +1,34 @@
+"""Game API routes, mounted under /api/ by casino/api_urls.py."""
+
+from django.urls import URLPattern, URLResolver, path
+
+from casino.api import auth, players, rounds, tables
+
+urlpatterns: list[URLPattern | URLResolver] = [
+    path("auth/login/", auth.LoginApi.as_view(), name="auth-login"),
+    path("auth/logout/", auth.LogoutApi.as_view(), name="auth-logout"),
+    path("auth/me/", auth.MeApi.as_view(), name="auth-me"),
+    path("tables/", tables.TableListApi.as_view(), name="tables-list"),
+    path("tables/personal/", tables.TablePersonalApi.as_view(), name="tables-personal"),
+    path("tables/<int:table_id>/", tables.TableDetailApi.as_view(), name="tables-detail"),
+    path("tables/<int:table_id>/sit/", tables.TableSitApi.as_view(), name="tables-sit"),
+    path("tables/<int:table_id>/leave/", tables.TableLeaveApi.as_view(), name="tables-leave"),
+    path("tables/<int:table_id>/ready/", tables.TableReadyApi.as_view(), name="tables-ready"),
+    path("tables/<int:table_id>/deal/", tables.TableDealApi.as_view(), name="tables-deal"),
+    path("staff/tables/", tables.TableCreateApi.as_view(), name="tables-create"),
+    path("rounds/<str:round_id>/", rounds.RoundStateApi.as_view(), name="rounds-state"),
+    path("rounds/<str:round_id>/hit/", rounds.HitApi.as_view(), name="rounds-hit"),
+    path("rounds/<str:round_id>/stand/", rounds.StandApi.as_view(), name="rounds-stand"),
+    path("rounds/<str:round_id>/double/", rounds.DoubleApi.as_view(), name="rounds-double"),
+    path("rounds/<str:round_id>/split/", rounds.SplitApi.as_view(), name="rounds-split"),
+    path(
+        "rounds/<str:round_id>/insurance/", rounds.InsuranceApi.as_view(), name="rounds-insurance"
+    ),
+    path(
+        "rounds/<str:round_id>/even-money/", rounds.EvenMoneyApi.as_view(), name="rounds-even-money"
+    ),
+    path("me/preferences/", players.PreferencesApi.as_view(), name="me-preferences"),
+    path("me/rounds/", players.RecallListApi.as_view(), name="me-rounds"),
+    path("me/rounds/current/", players.RecallCurrentApi.as_view(), name="me-rounds-current"),
+    path("me/rounds/<str:round_id>/", players.RecallDetailApi.as_view(), name="me-rounds-detail"),
+]
