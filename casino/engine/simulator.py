@@ -69,6 +69,7 @@ _COUNTERS: Final = (
     "dealer_blackjacks",
     "fee",
     "pot",
+    "initial",
 )
 
 
@@ -243,6 +244,7 @@ def _count(tally: dict[str, int], state: RoundState, settled: RoundSettled, duel
         returned += insurance.gross_return
         tally["insurance_taken"] += 1
     tally["rounds"] += 1
+    tally["initial"] += sum(box.bet for box in state.boxes)
     tally["wagered"] += wagered
     tally["returned"] += returned
     tally["sum_w2"] += wagered * wagered
@@ -280,17 +282,28 @@ def _interval(center: float, stderr: float, z: float) -> list[float]:
 def summarize(
     config: SimulationConfig, merged: dict[str, Any], elapsed_s: float, workers: int
 ) -> dict[str, Any]:
-    """The report: RTP as a fraction with 95%/99% intervals (ratio estimator, delta method)."""
+    """The report: RTP as a fraction with 95%/99% confidence intervals.
+
+    ``rtp`` is the return per initial bet, 1 + net / initial bets: the convention behind
+    published blackjack RTPs and house edges (a double or split adds risk, not a new bet).
+    ``rtp_per_wager`` is returned / everything wagered (doubles, splits and insurance
+    included), a ratio estimator whose interval comes from the delta method.
+    """
     rules = config.check()
     t = merged["tally"]
     n = t["rounds"]
+    initial = t["initial"] / n  # the same every round
+    net = (t["returned"] - t["wagered"]) / n
+    net_var = (t["sum_r2"] - 2 * t["sum_wr"] + t["sum_w2"]) / n - net * net
+    rtp = 1 + net / initial
+    stderr = math.sqrt(max(net_var, 0.0) / n) / initial
     mean_w = t["wagered"] / n
-    rtp = t["returned"] / t["wagered"]
-    # Var of (R - rtp * W) per round, over mean(W)^2 / n: the ratio estimator's variance.
-    var_d = (t["sum_r2"] - 2 * rtp * t["sum_wr"] + rtp * rtp * t["sum_w2"]) / n - (
-        t["returned"] / n - rtp * mean_w
-    ) ** 2
-    stderr = math.sqrt(max(var_d, 0.0) / n) / mean_w
+    per_wager = t["returned"] / t["wagered"]
+    # Var of (R - ratio * W) per round, over mean(W)^2 / n: the ratio estimator's variance.
+    var_d = (
+        t["sum_r2"] - 2 * per_wager * t["sum_wr"] + per_wager * per_wager * t["sum_w2"]
+    ) / n - (t["returned"] / n - per_wager * mean_w) ** 2
+    stderr_w = math.sqrt(max(var_d, 0.0) / n) / mean_w
     hands = max(t["hands"], 1)
     report: dict[str, Any] = {
         "ruleset": rules.name,
@@ -299,6 +312,9 @@ def summarize(
         "ci95": _interval(rtp, stderr, Z95),
         "ci99": _interval(rtp, stderr, Z99),
         "stderr": stderr,
+        "rtp_per_wager": per_wager,
+        "ci95_per_wager": _interval(per_wager, stderr_w, Z95),
+        "ci99_per_wager": _interval(per_wager, stderr_w, Z99),
         "rounds_per_s": n / elapsed_s if elapsed_s > 0 else 0.0,
         "rounds_per_s_per_worker": n / elapsed_s / workers if elapsed_s > 0 else 0.0,
         "elapsed_s": elapsed_s,
@@ -312,7 +328,7 @@ def summarize(
         "push_rate": t["pushes"] / hands,
         "win_rate": t["wins"] / hands,
         "loss_rate": t["losses"] / hands,
-        "average_wager": mean_w / _BET,
+        "average_wager": mean_w / initial,  # in initial bets
     }
     if rules.kind == DUEL:
         stake = _BET

@@ -170,11 +170,33 @@ def test_summary_interval_math() -> None:
         sum_w2=2 * USDC**2,
         sum_r2=4 * USDC**2,
         sum_wr=2 * USDC**2,
+        initial=2 * USDC,
     )
     report = summarize(config, {"tally": tally, "seat_returns": [0], "seat_r2": [0]}, 1.0, 1)
     assert report["rtp"] == 1.0
     assert report["stderr"] == pytest.approx(2**-0.5)
     assert report["ci95"] == pytest.approx([1 - 1.96 * 2**-0.5, 1 + 1.96 * 2**-0.5], abs=1e-4)
+    assert report["rtp_per_wager"] == 1.0
+
+
+def test_rtp_counts_per_initial_bet() -> None:
+    # One round: bet 1, double to 2, win -> returned 4, wagered 2, initial 1.
+    config = SimulationConfig("classic", 1)
+    tally = dict.fromkeys(run_chunk(SimulationConfig("classic", 1), 0)["tally"], 0)
+    tally.update(
+        rounds=1,
+        hands=1,
+        wagered=2 * USDC,
+        returned=4 * USDC,
+        sum_w2=4 * USDC**2,
+        sum_r2=16 * USDC**2,
+        sum_wr=8 * USDC**2,
+        initial=USDC,
+    )
+    report = summarize(config, {"tally": tally, "seat_returns": [0], "seat_r2": [0]}, 1.0, 1)
+    assert report["rtp"] == 3.0  # +2 net on a 1 initial bet
+    assert report["rtp_per_wager"] == 2.0
+    assert report["average_wager"] == 2.0
     assert FastShoe(1).card_at(0) == FastShoe(1).card_at(0)
 
 

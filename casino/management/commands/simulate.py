@@ -41,9 +41,11 @@ def format_report(report: dict[str, Any]) -> str:
         f"rule set       {report['ruleset']}  (shoe {report['shoe']}, seed {report['seed']}, "
         f"{report['workers']} worker(s))",
         f"rounds         {report['rounds']:,}  ({report['hands_per_round']:.4f} hands/round)",
-        f"RTP            {pct * report['rtp']:.4f}%",
+        f"RTP            {pct * report['rtp']:.4f}%  (per initial bet)",
         f"  95% CI       {pct * report['ci95'][0]:.4f}% .. {pct * report['ci95'][1]:.4f}%",
         f"  99% CI       {pct * report['ci99'][0]:.4f}% .. {pct * report['ci99'][1]:.4f}%",
+        f"  per wager    {pct * report['rtp_per_wager']:.4f}% of everything wagered "
+        f"({report['average_wager']:.4f} x the initial bet per round)",
         f"speed          {report['rounds_per_s']:,.0f} rounds/s "
         f"({report['rounds_per_s_per_worker']:,.0f} per worker, {report['elapsed_s']:.1f} s)",
         f"per hand       blackjack {pct * report['blackjack_rate']:.3f}%  "
