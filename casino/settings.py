@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "casino.eventstore",
     "fairness",
     "ledger",
+    "casino.dashboard",
 ]
 
 MIDDLEWARE = [
@@ -215,6 +216,10 @@ LEDGER_NEGATIVE_BALANCE_TYPES: list[str] = env.list(
 )
 LEDGER_FAUCET_MAX_MICRO: int = env.int("LEDGER_FAUCET_MAX_MICRO", default=1_000_000_000)
 IDEMPOTENCY_RETENTION_DAYS: int = env.int("IDEMPOTENCY_RETENTION_DAYS", default=30)
+# Staff dashboard: a player's net win above this (micro-USDC) flags the round for review.
+REVIEW_WIN_THRESHOLD_MICRO: int = env.int("REVIEW_WIN_THRESHOLD_MICRO", default=500_000_000)
+# How far back the periodic audit looks (minutes), and how many rounds it takes per run.
+REVIEW_AUDIT_WINDOW_MINUTES: int = env.int("REVIEW_AUDIT_WINDOW_MINUTES", default=30)
 
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"

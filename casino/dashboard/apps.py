@@ -1,0 +1,20 @@
+from django.apps import AppConfig
+
+
+class DashboardConfig(AppConfig):
+    name = "casino.dashboard"
+    label = "dashboard"
+    verbose_name = "Staff dashboard"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from casino import notify
+        from casino.dashboard.hooks import after_round_commit
+
+        # After commit: automatic flags and the public stats follow every round command.
+        notify.add_publisher(after_round_commit)
+        from django.db.models.signals import post_migrate
+
+        from casino.dashboard.roles import sync_after_migrate
+
+        post_migrate.connect(sync_after_migrate, sender=self, dispatch_uid="dashboard-roles")

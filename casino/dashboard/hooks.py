@@ -1,0 +1,59 @@
+"""After-commit hook of the round service: automatic flags and the public stats.
+
+Registered with `casino.notify.add_publisher`, so it runs only for committed round events.
+A malfunction void or a win above `settings.REVIEW_WIN_THRESHOLD_MICRO` flags the round;
+a finished round updates its stats contributions and pings the stats WebSocket group.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Sequence
+
+from django.conf import settings
+
+from casino.engine.events import RoundSettled
+from casino.engine.state import RoundState
+from casino.eventstore.models import StoredEvent
+
+logger = logging.getLogger(__name__)
+
+
+def player_nets(settled: RoundSettled) -> dict[str, int]:
+    """Net win (gross return - stake) per player of a settlement, insurance included."""
+    nets: dict[str, int] = defaultdict(int)
+    for hand in settled.hands:
+        nets[hand.player_id] += hand.gross_return - hand.stake
+    for ins in settled.insurance:
+        nets[ins.player_id] += ins.gross_return - ins.stake
+    return dict(nets)
+
+
+def automatic_flags(state: RoundState, events: Sequence[StoredEvent]) -> list[tuple[str, str]]:
+    """(reason, detail) for each automatic flag these new events call for."""
+    from casino.dashboard.review import BIG_WIN, MALFUNCTION
+
+    flags: list[tuple[str, str]] = []
+    types = {e.type for e in events}
+    if "RoundVoided" in types and state.voided is not None and state.voided.reason == MALFUNCTION:
+        flags.append((MALFUNCTION, state.voided.evidence))
+    if "RoundSettled" in types and state.settlement is not None and state.voided is None:
+        threshold = settings.REVIEW_WIN_THRESHOLD_MICRO
+        big = {p: n for p, n in player_nets(state.settlement).items() if n > threshold}
+        if big:
+            detail = ", ".join(f"player {p} won {n} micro-USDC" for p, n in sorted(big.items()))
+            flags.append((BIG_WIN, f"{detail} (threshold {threshold})"))
+    return flags
+
+
+def after_round_commit(round_id: str, state: RoundState, events: Sequence[StoredEvent]) -> None:
+    """The publisher: flag what needs a reviewer, then refresh the round's stats."""
+    from casino.dashboard import stats
+    from casino.dashboard.review import round_flag
+
+    for reason, detail in automatic_flags(state, events):
+        round_flag(round_id=round_id, reason=reason, detail=detail)
+    if state.finished and any(e.type in ("RoundSettled", "RoundVoided") for e in events):
+        stats.round_contribute(round_id=round_id, state=state)
+        stats.announce(round_id=round_id, table_id=state.opened.table_id)

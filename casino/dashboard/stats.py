@@ -1,0 +1,204 @@
+"""Public stats and leaderboard, projected from round events.
+
+Each finished round contributes one `StatsContribution` row per player (a voided round
+contributes nothing, so a void after settlement takes its numbers back). Leaderboards and
+per-table stats are sums over those rows; `rebuild` recomputes every row from the event
+store and reports any difference from the live rows.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Count, Max, Q, Sum
+
+from casino.dashboard.models import PlayerProfile, StatsContribution
+from casino.engine.state import RoundState
+from casino.projections import player_money
+
+logger = logging.getLogger(__name__)
+STATS_GROUP = "public-stats"
+PERIODS = ("day", "week", "all")
+
+
+def contributions(round_id: str, state: RoundState) -> list[StatsContribution]:
+    """The rows a finished round contributes (none while open or once voided)."""
+    if not state.finished or state.voided is not None or state.settlement is None:
+        return []
+    stakes, returns = player_money(state)
+    finished = datetime.fromtimestamp(state.settlement.settled_at_ms / 1000, tz=UTC)
+    return [
+        StatsContribution(
+            round_id=round_id,
+            user_id=int(player_id),
+            table_id=int(state.opened.table_id),
+            ruleset=state.opened.ruleset,
+            day=finished.date(),
+            stake=stake,
+            gross_return=returns.get(player_id, 0),
+            net=returns.get(player_id, 0) - stake,
+            finished_at=finished,
+        )
+        for player_id, stake in sorted(stakes.items())
+    ]
+
+
+def round_contribute(*, round_id: str, state: RoundState) -> None:
+    """Replace a round's contribution rows with what its state implies."""
+    with transaction.atomic():
+        StatsContribution.objects.filter(round_id=round_id).delete()
+        StatsContribution.objects.bulk_create(contributions(round_id, state))
+
+
+def announce(*, round_id: str, table_id: str) -> None:
+    """Tell the stats WebSocket group that the numbers moved (clients re-fetch the API)."""
+    from asgiref.sync import async_to_sync
+    from channels.layers import get_channel_layer
+
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    message = {"type": "stats.changed", "round_id": round_id, "table_id": table_id}
+    try:
+        async_to_sync(layer.group_send)(STATS_GROUP, message)
+    except Exception:  # stats pushes are best effort; the API is the truth
+        logger.exception("stats announcement for round %s failed", round_id)
+
+
+def _key(row: StatsContribution) -> tuple[Any, ...]:
+    return (
+        row.round_id,
+        row.user_id,
+        row.table_id,
+        row.ruleset,
+        row.day,
+        row.stake,
+        row.gross_return,
+        row.net,
+        row.finished_at,
+    )
+
+
+def rebuild(*, write: bool = True) -> dict[str, Any]:
+    """Recompute every contribution from the events; report differences from the live rows."""
+    from casino.eventstore.models import StoredEvent
+    from casino.services import round_load
+
+    expected: list[StatsContribution] = []
+    stream_ids = StoredEvent.objects.filter(type="RoundOpened").values_list("stream_id", flat=True)
+    for round_id in stream_ids:
+        _, state = round_load(round_id=round_id)
+        if state is not None:
+            expected.extend(contributions(round_id, state))
+    live = {_key(r) for r in StatsContribution.objects.all()}
+    want = {_key(r) for r in expected}
+    if write:
+        with transaction.atomic():
+            StatsContribution.objects.all().delete()
+            StatsContribution.objects.bulk_create(expected)
+    return {
+        "rows": len(want),
+        "missing": sorted(map(str, want - live)),
+        "extra": sorted(map(str, live - want)),
+    }
+
+
+def period_start(period: str, today: date) -> date | None:
+    if period == "day":
+        return today
+    if period == "week":
+        return today - timedelta(days=today.weekday())
+    if period == "all":
+        return None
+    raise ValueError(f"unknown period {period!r}")
+
+
+def _names(user_ids: list[int]) -> dict[int, str]:
+    profiles = {p.user_id: p for p in PlayerProfile.objects.filter(user_id__in=user_ids)}
+    names = {}
+    for user_id in user_ids:
+        profile = profiles.get(user_id)
+        names[user_id] = (profile.display_name if profile else "") or f"player-{user_id}"
+    return names
+
+
+def _public(rows: Any) -> Any:
+    opted_out = PlayerProfile.objects.filter(opt_out=True).values("user_id")
+    return rows.exclude(user_id__in=opted_out)
+
+
+def leaderboard(*, period: str, today: date | None = None, limit: int = 20) -> list[dict[str, Any]]:
+    """Players by net win over the period (opted-out players never appear)."""
+    start = period_start(period, today or datetime.now(UTC).date())
+    rows = _public(StatsContribution.objects.all())
+    if start is not None:
+        rows = rows.filter(day__gte=start)
+    grouped = list(
+        rows.values("user_id")
+        .annotate(rounds=Count("round_id"), handle=Sum("stake"), net=Sum("net"))
+        .order_by("-net", "user_id")[:limit]
+    )
+    names = _names([g["user_id"] for g in grouped])
+    return [
+        {
+            "player": names[g["user_id"]],
+            "rounds": g["rounds"],
+            "handle": g["handle"],
+            "net": g["net"],
+        }
+        for g in grouped
+    ]
+
+
+def biggest_wins(*, limit: int = 10) -> list[dict[str, Any]]:
+    rows = list(_public(StatsContribution.objects.filter(net__gt=0)).order_by("-net", "id")[:limit])
+    names = _names([r.user_id for r in rows])
+    return [
+        {
+            "player": names[r.user_id],
+            "round_id": r.round_id,
+            "ruleset": r.ruleset,
+            "net": r.net,
+            "finished_at": r.finished_at.isoformat(),
+        }
+        for r in rows
+    ]
+
+
+def table_stats() -> list[dict[str, Any]]:
+    """Per table: rounds, handle, players' net, last round; plus rounds open right now."""
+    from casino.models import Round, RoundStatus
+
+    open_rounds = dict(
+        Round.objects.filter(status=RoundStatus.OPEN)
+        .values("table_id")
+        .annotate(n=Count("id"))
+        .values_list("table_id", "n")
+    )
+    grouped = (
+        StatsContribution.objects.values("table_id", "ruleset")
+        .annotate(
+            rounds=Count("round_id", distinct=True),
+            handle=Sum("stake"),
+            players_net=Sum("net"),
+            wins=Count("id", filter=Q(net__gt=0)),
+            last=Max("finished_at"),
+        )
+        .order_by("table_id")
+    )
+    return [
+        {
+            "table_id": g["table_id"],
+            "ruleset": g["ruleset"],
+            "rounds": g["rounds"],
+            "handle": g["handle"],
+            "players_net": g["players_net"],
+            "winning_hands": g["wins"],
+            "last_round_at": g["last"].isoformat() if g["last"] else None,
+            "open_rounds": open_rounds.get(g["table_id"], 0),
+        }
+        for g in grouped
+    ]

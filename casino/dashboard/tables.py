@@ -1,0 +1,37 @@
+"""Table versions: a table's parameters never change under it; a new version replaces it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django.db import transaction
+
+from casino.models import Table, TableStatus
+
+
+def table_new_versions(*, tables: Sequence[Table]) -> list[Table]:
+    """Close each table to new rounds and open a copy with the next version number.
+
+    Rounds already open finish at the old version; new rounds open at the new one, whose
+    parameters staff then set by creating it (tables are never edited in place).
+    """
+    made = []
+    with transaction.atomic(durable=True):
+        for table in tables:
+            old = Table.objects.select_for_update().get(pk=table.pk)
+            old.status = TableStatus.CLOSED
+            old.save(update_fields=["status"])
+            made.append(
+                Table.objects.create(
+                    name=old.name,
+                    ruleset=old.ruleset,
+                    version=old.version + 1,
+                    min_bet=old.min_bet,
+                    max_bet=old.max_bet,
+                    chip_unit=old.chip_unit,
+                    stake=old.stake,
+                    seats=old.seats,
+                    owner=old.owner,
+                )
+            )
+    return made
