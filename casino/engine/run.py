@@ -24,17 +24,17 @@ class Run:
         self.events.append(event)
         self.state = HANDLERS[type(event)](self.state, event)
 
-    def _shoe(self) -> Shoe:
-        if self.shoe is None:
+    def _card(self) -> tuple[int, str]:
+        shoe = self.shoe
+        if shoe is None:
             raise DomainError(SHOE_REQUIRED, "this command deals cards: pass the round's shoe")
-        return self.shoe
+        position = self.state.next_position
+        return position, shoe.card_at(position)
 
     def deal_player(self, player_id: str, box: int, hand: int, hidden: bool = False) -> None:
-        position = self.state.next_position
-        card = self._shoe().card_at(position)
+        position, card = self._card()
         self.emit(PlayerCardDealt(position, card, player_id, box, hand, hidden))
 
     def deal_dealer(self, hole: bool = False) -> None:
-        position = self.state.next_position
-        card = self._shoe().card_at(position)
+        position, card = self._card()
         self.emit(DealerCardDealt(position, card, hole))
