@@ -106,7 +106,8 @@ def _dealer_plays(run: Run) -> None:
         for b in run.state.boxes
         for h in b.hands
     )
-    if live:  # no one left to beat: the dealer does not draw (reading, standard)
+    # Reading (standard): with no hand left to beat, the dealer turns the hole card only.
+    if live:
         while True:
             dealer = run.state.dealer
             total = dealer.total
