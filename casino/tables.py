@@ -157,6 +157,10 @@ def seat_leave(*, table: Table, user: AbstractBaseUser) -> None:
 
 
 def _seated(table: Table, user: AbstractBaseUser) -> Seat:
+    if table.owner_id is not None and table.owner_id != user.pk:
+        raise ApplicationError(
+            "This is another player's personal table.", code="permission_denied", status_code=403
+        )
     seat = Seat.objects.filter(table=table, user_id=user.pk).first()
     if seat is None:
         raise ConflictError("Sit at the table first.", code="not_seated")
