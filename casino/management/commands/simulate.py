@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from typing import Any, TextIO
@@ -86,7 +87,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--ruleset", required=True, choices=sorted(RULESETS))
         parser.add_argument("--rounds", type=int, required=True)
-        parser.add_argument("--workers", type=int, default=1, help="processes (default 1)")
+        parser.add_argument(
+            "--workers",
+            type=int,
+            default=os.cpu_count() or 1,
+            help="processes (default: one per CPU; the figures do not depend on it)",
+        )
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--shoe", choices=SHOES, default="fast")
         parser.add_argument("--players", type=int, default=0, help="seats (duel: 2..8)")
