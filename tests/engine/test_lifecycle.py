@@ -158,3 +158,45 @@ def test_pushed_events_hide_the_hole_card_and_others_duel_cards() -> None:
     assert event_for_viewer(second, Viewer("player", "p1"))["card"] == "9H"
     assert event_for_viewer(second, Viewer("player", "p2"))["card"] is None
     assert event_for_viewer(second, Viewer("auditor"))["card"] is None
+
+
+def test_reenact_finds_a_tampered_round() -> None:
+    from dataclasses import replace
+
+    from casino.engine.audit import reenact
+    from casino.engine.events import DealerCardDealt, RoundSettled, TurnStarted
+
+    t = deal("classic", ["TS", "TD", "9H", "8C", "5S"])
+    t.do(Stand("p1"))
+    assert reenact(t.events) == []
+    # the dealer "drew" on 18
+    extra = DealerCardDealt(4, "5S", False)
+    at = next(i for i, e in enumerate(t.events) if isinstance(e, RoundSettled))
+    assert reenact([*t.events[:at], extra, *t.events[at:]])
+    # a richer payout
+    settled = t.events[at]
+    assert isinstance(settled, RoundSettled)
+    richer = replace(settled, hands=(replace(settled.hands[0], gross_return=usdc(25)),))
+    assert reenact([*t.events[:at], richer])
+    # a turn deadline shortened to 1 s
+    turn = next(i for i, e in enumerate(t.events) if isinstance(e, TurnStarted))
+    event = t.events[turn]
+    assert isinstance(event, TurnStarted)
+    short = replace(event, deadline_ms=event.deadline_ms - 59_000)
+    assert reenact([*t.events[:turn], short, *t.events[turn + 1 :]])
+
+
+def test_reenact_checks_timeouts_against_their_deadline() -> None:
+    from dataclasses import replace
+
+    from casino.engine.audit import reenact
+    from casino.engine.events import RoundSettled
+
+    t = deal("classic", ["TS", "7D", "9H", "8C", "KS"])
+    t.do(Timeout(), now=T0 + 60_000)  # 19 stands by timeout; dealer 15 draws K: bust
+    assert PlayerStood("p1", 0, 0, True) in t.events
+    assert reenact(t.events) == []
+    settled = t.events[-1]
+    assert isinstance(settled, RoundSettled)
+    early = replace(settled, settled_at_ms=T0 + 30_000)  # "timed out" before the deadline
+    assert reenact([*t.events[:-1], early])

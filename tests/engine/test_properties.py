@@ -13,6 +13,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from casino.engine.audit import reenact
 from casino.engine.cards import CARD_POINTS
 from casino.engine.commands import (
     Command,
@@ -163,6 +164,13 @@ def test_replay_equals_live_state_and_events_round_trip(script: Any) -> None:
     for event in events:
         data = event_to_dict(event)
         assert event_from_dict(json.loads(json.dumps(data))) == event
+
+
+@FAST
+@given(scripts())
+def test_reenacting_the_recorded_decisions_reproduces_every_event(script: Any) -> None:
+    events, _ = _play(script)
+    assert reenact(events) == []
 
 
 @FAST
