@@ -13,3 +13,7 @@ class CasinoConfig(AppConfig):
         from fairness.services import register_round_in_progress_check
 
         register_round_in_progress_check(player_has_round_in_progress)
+
+        from casino import publish, timers  # noqa: F401  (timers registers its Celery tasks)
+
+        publish.register()  # after-commit: push each round's views to its table's viewers

@@ -12,6 +12,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from casino.routing import websocket_urlpatterns  # noqa: E402
+from casino.timers import start_in_process  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
@@ -21,3 +22,5 @@ application = ProtocolTypeRouter(
         ),
     }
 )
+
+start_in_process()  # no broker: this process fires turn, duel and lobby timers itself

@@ -1,0 +1,103 @@
+"""The Channels publisher: after commit, every viewer of a round gets `view(state, viewer)`.
+
+Groups: `table.<id>` (spectators; the public view) and `player.<id>` (a participant's own
+view, private). A participant's consumer ignores the public copy, so each recipient gets
+exactly one message per committed command. Messages carry the round's stream versions
+(`from_version`..`version`): a consumer that sees a gap reads the missed versions from the
+event store (`round_messages`), so a message dropped by the layer is never lost to a client.
+Nothing here reads a secret: views hide hole cards, hidden duel cards and unrevealed seeds.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+
+from casino import notify
+from casino.engine.evolve import evolve
+from casino.engine.state import RoundState
+from casino.engine.views import Viewer, view
+from casino.eventstore.models import StoredEvent
+
+logger = logging.getLogger(__name__)
+
+
+def table_group(table_id: str | int) -> str:
+    return f"table.{table_id}"
+
+
+def player_group(player_id: str | int) -> str:
+    return f"player.{player_id}"
+
+
+def message(
+    *, state: RoundState, viewer: Viewer, from_version: int, version: int, types: Sequence[str]
+) -> dict[str, Any]:
+    """The one message shape a client receives about a round."""
+    return {
+        "type": "round",
+        "round_id": state.opened.round_id,
+        "table_id": state.opened.table_id,
+        "from_version": from_version,
+        "version": version,
+        "events": list(types),
+        "view": view(state, viewer),
+    }
+
+
+def publish_round(round_id: str, state: RoundState, events: Sequence[StoredEvent]) -> None:
+    """notify's after-commit hook: the public view to the table, each player's own to them."""
+    layer = get_channel_layer()
+    if layer is None or not events:
+        return
+    first, last = events[0].version, events[-1].version
+    types = [e.type for e in events]
+    participants = [p.player_id for p in state.opened.participants]
+    send = async_to_sync(layer.group_send)
+    public = message(
+        state=state, viewer=Viewer("public"), from_version=first, version=last, types=types
+    )
+    send(
+        table_group(state.opened.table_id),
+        {"type": "round.public", "participants": participants, "message": public},
+    )
+    for player_id in participants:
+        own = message(
+            state=state,
+            viewer=Viewer("player", player_id),
+            from_version=first,
+            version=last,
+            types=types,
+        )
+        send(player_group(player_id), {"type": "round.private", "message": own})
+
+
+def round_messages(
+    stored: Sequence[StoredEvent], viewer: Viewer, *, after_version: int, upto: int | None = None
+) -> Iterator[dict[str, Any]]:
+    """One message per stored version in (after_version, upto], rebuilt from the event store."""
+    from casino.services import stored_to_event
+
+    state: RoundState | None = None
+    for event in stored:
+        state = evolve(state, stored_to_event(event))
+        if event.version <= after_version:
+            continue
+        if upto is not None and event.version > upto:
+            break
+        yield message(
+            state=state,
+            viewer=viewer,
+            from_version=event.version,
+            version=event.version,
+            types=[event.type],
+        )
+
+
+def register() -> None:
+    """Called from CasinoConfig.ready(): publish every committed command."""
+    notify.add_publisher(publish_round)

@@ -1,0 +1,119 @@
+"""Timers: turn and betting deadlines, the duel's 30 s timer and the duel lobby.
+
+Deadlines are data (a round's `deadline_ms`, a duel table's lobby deadline); a timer is only
+a nudge that applies them, so a lost, late or repeated nudge changes nothing:
+
+- with a broker (REDIS_URL): `casino.notify` schedules `casino.round_nudge` at each round
+  deadline and `schedule_lobby` schedules `casino.lobby_nudge`; beat runs `sweep_deadlines`
+  and `sweep_lobbies` every 5 s to catch any nudge that was lost;
+- embedded default (no broker): the ASGI process runs `InProcessTimers`, a daemon thread that
+  runs the same two sweeps every `TICK_S` seconds.
+
+Abandoned hands (the watchdog): a player who stops acting is timed out by the rule set's
+deadlines: no bet within the betting window sits the round out (a round nobody bet in is
+voided), no insurance answer declines it, an idle hand stands when its turn timer ends, and a
+duel hand stands when the 30 s timer ends. A player who comes back before that resumes where
+they left off (GET /api/me/rounds/current/, or the WebSocket's resume).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+import time
+
+from celery import shared_task
+from django.conf import settings
+from django.db import close_old_connections
+
+logger = logging.getLogger(__name__)
+
+TICK_S = 0.5
+_started: threading.Thread | None = None
+_lock = threading.Lock()
+
+
+@shared_task(name="casino.lobby_nudge", acks_late=True)
+def lobby_nudge(*, table_id: int) -> str | None:
+    """Start a duel whose lobby timer ended (a repeated or early nudge is a no-op)."""
+    from casino.models import Table
+    from casino.tables import lobby_check
+
+    table = Table.objects.filter(pk=table_id).first()
+    if table is None:
+        return None
+    started = lobby_check(table=table)
+    return started.id if started is not None else None
+
+
+@shared_task(name="casino.sweep_lobbies")
+def sweep_lobbies() -> int:
+    """Check every duel table with at least two READY seats and no round in play."""
+    from django.db.models import Count, Q
+
+    from casino.engine.rules import DUEL, RULESETS
+    from casino.models import RoundStatus, Table, TableStatus
+    from casino.tables import lobby_check
+
+    duels = [name for name, rules in RULESETS.items() if rules.kind == DUEL]
+    tables = (
+        Table.objects.filter(ruleset__in=duels, status=TableStatus.OPEN)
+        .annotate(
+            ready=Count("seated", filter=Q(seated__ready=True), distinct=True),
+            playing=Count("rounds", filter=Q(rounds__status=RoundStatus.OPEN), distinct=True),
+        )
+        .filter(ready__gte=2, playing=0)
+    )
+    started = 0
+    for table in tables:
+        try:
+            if lobby_check(table=table) is not None:
+                started += 1
+        except Exception:  # one table's failure (e.g. a player short of funds) spares the rest
+            logger.exception("lobby of table %s did not start", table.pk)
+    return started
+
+
+def schedule_lobby(*, table_id: int, deadline_ms: int) -> None:
+    """Nudge the lobby when its timer ends (the sweeps catch it if this is lost)."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        return  # no broker: the in-process timers sweep the lobby
+    delay = max(0.0, deadline_ms / 1000 - time.time())
+    lobby_nudge.apply_async(kwargs={"table_id": table_id}, countdown=delay)
+
+
+def tick() -> None:
+    """One pass of the in-process timers: expired round deadlines, then ended lobbies."""
+    from casino.tasks import sweep_deadlines
+
+    close_old_connections()
+    try:
+        sweep_deadlines()
+        sweep_lobbies()
+    finally:
+        close_old_connections()
+
+
+def _run() -> None:
+    while True:
+        try:
+            tick()
+        except Exception:  # the loop must outlive a failing pass (e.g. a locked SQLite file)
+            logger.exception("in-process timer pass failed")
+        time.sleep(TICK_S)
+
+
+def start_in_process() -> bool:
+    """Start the timer thread once per process when there is no broker (embedded default)."""
+    global _started
+    if not getattr(settings, "IN_PROCESS_TIMERS", settings.CELERY_TASK_ALWAYS_EAGER):
+        return False
+    if "pytest" in sys.modules:
+        return False  # a test process drives time itself
+    with _lock:
+        if _started is None:
+            _started = threading.Thread(target=_run, name="casino-timers", daemon=True)
+            _started.start()
+            logger.info("in-process timers started (tick %.1f s)", TICK_S)
+    return True
