@@ -149,3 +149,25 @@ def test_tie_returns_the_bet() -> None:
     t = deal("atlantic_city", ["TS", "TC", "8H", "8D"])
     t.do(Stand("p1"))
     assert result(t) == ("push", usdc(10))
+
+
+def test_insurance_is_answered_per_box_and_unanswered_boxes_decline_at_the_deadline() -> None:
+    from casino.engine.commands import DeclineInsurance, Timeout
+    from casino.engine.events import InsuranceDeclined
+
+    from .helpers import T0
+
+    # boxes 9,9 / 8,8 / T,7 ; dealer A up, K down: blackjack
+    t = open_table("atlantic_city", ["9S", "8S", "TS", "AC", "9H", "8H", "7S", "KD"])
+    t.do(PlaceBet("p1", (usdc(10), usdc(20), usdc(30))))
+    assert isinstance(t.events[-1], InsuranceOffered)
+    t.do(TakeInsurance("p1", 0))
+    t.do(DeclineInsurance("p1", 1))
+    assert t.s.phase == "insurance"
+    t.do(Timeout(), now=T0 + 30_000)
+    assert InsuranceDeclined("p1", 2, True) in t.events
+    settled = t.s.settlement
+    assert settled is not None
+    assert [(i.box, i.stake, i.gross_return) for i in settled.insurance] == [(0, usdc(5), usdc(15))]
+    assert [r.gross_return for r in settled.hands] == [0, 0, 0]
+    assert t.balances()["player:p1"] == -usdc(10 + 20 + 30 + 5) + usdc(15)
