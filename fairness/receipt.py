@@ -99,7 +99,10 @@ def receipt_from_events(stream: str, events: list[dict[str, Any]]) -> dict[str, 
         nonce=opened["nonce"],
         commitment=opened["commitment"],
         server_seed=by_type["ServerSeedRevealed"]["server_seed"],
-        client_material=by_type["BettingClosed"]["client_material"],
+        # A round voided before betting closed never locked its material: the seats' seeds.
+        client_material=by_type["BettingClosed"]["client_material"]
+        if "BettingClosed" in by_type
+        else "|".join(p["client_seed"] for p in opened["participants"]),
         participants=[
             {"player_id": p["player_id"], "client_seed": p["client_seed"]}
             for p in opened["participants"]
