@@ -113,3 +113,8 @@ Command: TypeAlias = (
     | VoidRound
     | RevealSeed
 )
+
+# What a seated player sends (every command but the round's own life cycle).
+PlayerCommand: TypeAlias = (
+    PlaceBet | TakeInsurance | DeclineInsurance | TakeEvenMoney | Hit | Stand | Double | Split
+)

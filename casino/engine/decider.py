@@ -23,6 +23,7 @@ from casino.engine.commands import (
     Hit,
     OpenRound,
     PlaceBet,
+    PlayerCommand,
     RevealSeed,
     Split,
     Stand,
@@ -114,12 +115,12 @@ def _expire(run: Run) -> None:
         duel.expire(run)
 
 
-def _play(run: Run, command: Command) -> None:
+def _play(run: Run, command: PlayerCommand) -> None:
     s = run.state
     if isinstance(command, PlaceBet):
         _place_bet(run, command)
         return
-    seat = _seat(s, command.player_id)  # type: ignore[union-attr]
+    seat = _seat(s, command.player_id)
     is_duel = s.rules.kind == DUEL
     if isinstance(command, Hit):
         if is_duel:
