@@ -1,0 +1,389 @@
+"""Event store vs the `eventsourcing` library, like with like, on the same PostgreSQL.
+
+A round of 7 events saved in one transaction: appends with 1 and 8 writer processes, replay of
+one round, reading the whole log in order; pgbench (1 and 16 clients) as the machine's anchor.
+Needs DATABASE_URL (PostgreSQL). Run: `python -m bench eventstore [--quick]` or
+`python bench/eventstore.py [--quick]`.
+"""
+
+from __future__ import annotations
+
+import functools
+import multiprocessing as mp
+import os
+import re
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from eventsourcing.application import Application  # noqa: E402
+from eventsourcing.domain import Aggregate, event  # noqa: E402
+
+EVENTS_PER_ROUND = 7
+APP_NAME = "BenchRounds"  # eventsourcing's table: benchrounds_events
+
+
+class Round(Aggregate):
+    """The peer's Round aggregate: the same 7 events with the same data as ours."""
+
+    @event("Opened")
+    def __init__(self, table_id: str, ruleset: str, commitment: str, nonce: int) -> None:
+        self.table_id, self.ruleset, self.commitment, self.nonce = (
+            table_id, ruleset, commitment, nonce,
+        )  # fmt: skip
+        self.stakes: dict[str, int] = {}
+        self.cards: list[str] = []
+        self.status = "betting"
+
+    @event("BetPlaced")
+    def place_bet(self, player: str, amount: int) -> None:
+        self.stakes[player] = amount
+
+    @event("BettingClosed")
+    def close_betting(self, client_material: str) -> None:
+        self.status = "dealing"
+
+    @event("CardsDealt")
+    def deal(self, cards: list[str], positions: list[int]) -> None:
+        self.cards += cards
+
+    @event("PlayerStood")
+    def stand(self, player: str, hand: int) -> None:
+        self.status = "dealer"
+
+    @event("DealerPlayed")
+    def dealer_play(self, cards: list[str], total: int) -> None:
+        self.cards += cards
+
+    @event("Settled")
+    def settle(self, outcomes: list[dict[str, Any]]) -> None:
+        self.status = "settled"
+
+
+def round_events(n: int) -> list[tuple[str, dict[str, Any]]]:
+    """The 7 (type, data) of one round, shared by both sides."""
+    return [
+        ("Opened", {"table_id": "t1", "ruleset": "classic", "commitment": "ab" * 32, "nonce": n}),
+        ("BetPlaced", {"player": "17", "amount": 25_000_000}),
+        ("BettingClosed", {"client_material": "seed-of-player-17"}),
+        ("CardsDealt", {"cards": ["AS", "7D", "TC"], "positions": [0, 1, 2]}),
+        ("PlayerStood", {"player": "17", "hand": 0}),
+        ("DealerPlayed", {"cards": ["9H", "8S"], "total": 17}),
+        ("Settled", {"outcomes": [{"player": "17", "hand": 0, "gross_return": 50_000_000}]}),
+    ]
+
+
+def _evolve(state: dict[str, Any], type_: str, data: dict[str, Any]) -> dict[str, Any]:
+    """Our fold for the replay measure (the same work the peer's aggregate methods do)."""
+    if type_ == "Opened":
+        return {**data, "stakes": {}, "cards": [], "status": "betting"}
+    if type_ == "BetPlaced":
+        state["stakes"][data["player"]] = data["amount"]
+    elif type_ in ("CardsDealt", "DealerPlayed"):
+        state["cards"] += data["cards"]
+    elif type_ == "BettingClosed":
+        state["status"] = "dealing"
+    elif type_ == "PlayerStood":
+        state["status"] = "dealer"
+    elif type_ == "Settled":
+        state["status"] = "settled"
+    return state
+
+
+# --- setup --------------------------------------------------------------------------------
+
+
+def _django() -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "casino.settings")
+    import django
+    from django.apps import apps
+
+    if not apps.ready:
+        django.setup()
+
+
+def _peer_env() -> dict[str, str]:
+    url = urlparse(os.environ["DATABASE_URL"])
+    return {
+        "PERSISTENCE_MODULE": "eventsourcing.postgres",
+        "POSTGRES_DBNAME": url.path.lstrip("/"),
+        "POSTGRES_HOST": url.hostname or "127.0.0.1",
+        "POSTGRES_PORT": str(url.port or 5432),
+        "POSTGRES_USER": url.username or "postgres",
+        "POSTGRES_PASSWORD": url.password or "",
+    }
+
+
+@functools.cache
+def _peer_app(create_table: bool = True) -> Application[Any]:
+    # One per process: a dropped Application closes its connection pool. Only the parent
+    # creates the table (concurrent CREATE OR REPLACE FUNCTION fails in PostgreSQL).
+    return Application(env={**_peer_env(), "CREATE_TABLE": "y" if create_table else "n"})
+
+
+# --- appends (worker processes) -------------------------------------------------------------
+
+
+def _ours_one_round(n: int) -> str:
+    from django.db import transaction
+
+    from casino.eventstore.store import NewEvent, append
+
+    stream = str(uuid.uuid4())
+    with transaction.atomic(durable=True):
+        append(
+            stream_id=stream,
+            expected_version=0,
+            events=[NewEvent(t, d) for t, d in round_events(n)],
+        )
+    return stream
+
+
+def _peer_round(app: Application[Any], n: int) -> str:
+    (_, opened), (_, bet), (_, closed), (_, dealt), (_, stood), (_, dealer), (_, settled) = (
+        round_events(n)
+    )
+    r = Round(**opened)
+    r.place_bet(**bet)
+    r.close_betting(**closed)
+    r.deal(**dealt)
+    r.stand(**stood)
+    r.dealer_play(**dealer)
+    r.settle(**settled)
+    app.save(r)
+    return str(r.id)
+
+
+def _writer(side: str, barrier: Any, seconds: float, results: Any) -> None:
+    try:
+        if side == "ours":
+            _django()
+            one_round: Callable[[int], str] = _ours_one_round
+        else:
+            app = _peer_app(create_table=False)
+            one_round = lambda n: _peer_round(app, n)  # noqa: E731
+        one_round(-1)  # warm up: connection, prepared paths
+    except Exception as exc:
+        barrier.abort()
+        results.put((0, [], repr(exc)))
+        raise
+    ids: list[str] = []
+    barrier.wait(timeout=120)
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        ids.append(one_round(len(ids)))
+    results.put((len(ids), ids[:200], None))
+
+
+def measure_appends(side: str, writers: int, seconds: float) -> tuple[float, list[str]]:
+    """Rounds per second of `writers` processes appending 7-event rounds for `seconds`."""
+    ctx = mp.get_context("spawn")
+    barrier = ctx.Barrier(writers + 1)
+    results = ctx.Queue()
+    procs = [
+        ctx.Process(target=_writer, args=(side, barrier, seconds, results)) for _ in range(writers)
+    ]
+    for proc in procs:
+        proc.start()
+    try:
+        barrier.wait(timeout=120)
+    except Exception:
+        outcome = results.get(timeout=10)
+        raise RuntimeError(f"{side} writer failed to start: {outcome[2]}") from None
+    outcomes = [results.get(timeout=seconds + 120) for _ in procs]
+    for proc in procs:
+        proc.join()
+    rounds = sum(count for count, _, _ in outcomes)
+    return rounds / seconds, [i for _, ids, _ in outcomes for i in ids]
+
+
+# --- replay and log reading ----------------------------------------------------------------
+
+
+def _timed(fn: Callable[[int], int], seconds: float) -> float:
+    """Calls of fn per second (fn returns how many items it handled)."""
+    done = 0
+    started = time.perf_counter()
+    while (elapsed := time.perf_counter() - started) < seconds:
+        done += fn(done)
+    return done / elapsed
+
+
+def measure_replay(ours: list[str], peers: list[str], seconds: float) -> dict[str, float]:
+    """Rounds/s: our load + fold of one round vs the peer's repository.get (no cache)."""
+    from casino.eventstore.store import load
+
+    app = _peer_app()
+
+    def ours_one(i: int) -> int:
+        state: dict[str, Any] = {}
+        for e in load(ours[i % len(ours)]):
+            state = _evolve(state, e.type, e.data)
+        assert state["status"] == "settled"
+        return 1
+
+    def peer_one(i: int) -> int:
+        assert app.repository.get(uuid.UUID(peers[i % len(peers)])).status == "settled"
+        return 1
+
+    return {"ours": _timed(ours_one, seconds), "eventsourcing": _timed(peer_one, seconds)}
+
+
+def measure_log_read(ours_from: int, peer_from: int, count: int) -> dict[str, float]:
+    """Events/s reading `count` events in log order, pages of 1,000."""
+    from casino.eventstore.store import read_after
+
+    app = _peer_app()
+    results = {}
+
+    started = time.perf_counter()
+    cursor, n = ours_from, 0
+    while n < count and (page := read_after(cursor, 1000)):
+        cursor, n = page[-1].position, n + len(page)
+    results["ours"] = n / (time.perf_counter() - started)
+
+    for decode in (False, True):
+        started = time.perf_counter()
+        start, n = peer_from + 1, 0
+        while n < count:
+            notes = app.recorder.select_notifications(start, 1000)
+            if not notes:
+                break
+            if decode:
+                for note in notes:
+                    app.mapper.to_domain_event(note)
+            start, n = notes[-1].id + 1, n + len(notes)
+        key = "eventsourcing_decoded" if decode else "eventsourcing_raw"
+        results[key] = n / (time.perf_counter() - started)
+    return results
+
+
+def _peer_max_id() -> int:
+    return _peer_app().recorder.max_notification_id() or 0
+
+
+# --- pgbench --------------------------------------------------------------------------------
+
+
+def pgbench(clients: int, seconds: int) -> float:
+    """TPS of pgbench's TPC-B-like script on a scale-16 database next to ours."""
+    url = urlparse(os.environ["DATABASE_URL"])
+    db = f"{url.path.lstrip('/')}_pgbench"
+    conn = ["-h", url.hostname or "127.0.0.1", "-p", str(url.port or 5432)]
+    conn += ["-U", url.username or "postgres"]
+    exists = subprocess.run(
+        ["psql", *conn, "-d", db, "-tAc", "SELECT count(*) FROM pgbench_branches"],
+        capture_output=True,
+        text=True,
+    )
+    if exists.returncode != 0 or exists.stdout.strip() != "16":
+        subprocess.run(["createdb", *conn, db], capture_output=True)
+        subprocess.run(
+            ["pgbench", *conn, "-i", "-q", "-s", "16", db], check=True, capture_output=True
+        )
+    out = subprocess.run(
+        ["pgbench", *conn, "-c", str(clients), "-j", str(min(clients, 2)), "-T", str(seconds), db],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    match = re.search(r"tps = ([\d.]+)", out)
+    return float(match.group(1)) if match else 0.0
+
+
+# --- the run --------------------------------------------------------------------------------
+
+
+def _conditions() -> dict[str, Any]:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW server_version")
+        pg = cursor.fetchone()[0]  # type: ignore[index]
+        cursor.execute("SHOW synchronous_commit")
+        sync = cursor.fetchone()[0]  # type: ignore[index]
+    import eventsourcing
+
+    return {
+        "cpus": os.cpu_count(),
+        "load_avg_1m_at_start": round(os.getloadavg()[0], 2),
+        "postgres": pg,
+        "synchronous_commit": sync,
+        "eventsourcing": getattr(eventsourcing, "__version__", "9.5.6"),
+        "hash_chain": "on (sha256 per event, computed in Python)",
+    }
+
+
+def run(quick: bool) -> dict[str, Any]:
+    """Run every measure once, print the figures with their conditions, return them."""
+    if not os.environ.get("DATABASE_URL", "").startswith("postgres"):
+        print("eventstore bench: needs DATABASE_URL=postgres://... (skipped)")
+        return {"skipped": "needs DATABASE_URL (PostgreSQL)"}
+    _django()
+    from django.core.management import call_command
+
+    from casino.eventstore.store import last_position
+
+    call_command("migrate", "eventstore", verbosity=0)
+    seconds = 3.0 if quick else 10.0
+    figures: dict[str, Any] = {"conditions": _conditions(), "seconds_per_measure": seconds}
+    ours_from, peer_from = last_position(), _peer_max_id()
+    ours_ids: list[str] = []
+    peer_ids: list[str] = []
+    for writers in (1, 8):
+        for side in ("ours", "eventsourcing"):
+            rate, ids = measure_appends(side, writers, seconds)
+            (ours_ids if side == "ours" else peer_ids).extend(ids)
+            figures[f"append_{side}_{writers}w_rounds_s"] = round(rate)
+            figures[f"append_{side}_{writers}w_events_s"] = round(rate * EVENTS_PER_ROUND)
+    replay = measure_replay(ours_ids[:500], peer_ids[:500], seconds)
+    figures["replay_ours_rounds_s"] = round(replay["ours"])
+    figures["replay_eventsourcing_get_rounds_s"] = round(replay["eventsourcing"])
+    appended = min(_count_after(ours_from), _peer_max_id() - peer_from)
+    log = measure_log_read(ours_from, peer_from, appended)
+    figures["log_read_events"] = appended
+    figures["log_read_ours_events_s"] = round(log["ours"])
+    figures["log_read_eventsourcing_raw_events_s"] = round(log["eventsourcing_raw"])
+    figures["log_read_eventsourcing_decoded_events_s"] = round(log["eventsourcing_decoded"])
+    pg_seconds = 5 if quick else 10
+    figures["pgbench_1c_tps"] = round(pgbench(1, pg_seconds))
+    figures["pgbench_16c_tps"] = round(pgbench(16, pg_seconds))
+    _print(figures)
+    return figures
+
+
+def _count_after(position: int) -> int:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM eventstore_storedevent WHERE position > %s", [position]
+        )
+        return int(cursor.fetchone()[0])  # type: ignore[index]
+
+
+def _print(figures: dict[str, Any]) -> None:
+    print("event store vs eventsourcing (rounds of 7 events, one transaction each)")
+    for key, value in figures.items():
+        print(f"  {key:<42} {value}")
+
+
+def main() -> None:
+    """Standalone entry point."""
+    run(quick="--quick" in sys.argv[1:])
+
+
+if __name__ == "__main__":
+    # Re-import under the package name so the peer's event topics are "bench.eventstore:...".
+    from bench.eventstore import main as package_main
+
+    package_main()
