@@ -1,0 +1,296 @@
+"""The playing client: `python -m casino.client play --url URL --user U --password P
+--ruleset R --rounds N [--json] [--opponent USER ...]`.
+
+It logs in, sits, plays N rounds with basic strategy over the real REST API, listens on the
+table's WebSocket the whole time, checks every response and message for leaks (hidden cards,
+seeds before their reveal), and verifies each finished round against its published proof
+with `fairness.verify`. A duel needs opponents: `--opponent` logs them in with the same
+password and plays them too. Needs no Django: only httpx, websockets and the pure core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import statistics
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import websockets
+
+from casino.engine.cards import points
+from casino.engine.rules import DUEL, RULESETS, RuleSet
+from casino.engine.strategy import DOUBLE, DUEL_DEFAULT, HIT, SPLIT, STAND, basic_strategy
+from casino.leakcheck import message_leaks
+from fairness.verify import KeyRing, load_engine_replay, verify_round
+
+STEP_TIMEOUT_S = 60.0
+MAX_STEPS = 300
+LOBBY_WAIT_S = 60.0
+
+
+class ClientError(Exception):
+    """The server refused something the client cannot work around."""
+
+
+@dataclass
+class Player:
+    username: str
+    http: httpx.AsyncClient
+    user_id: str = ""
+    token: str = ""
+    latencies: list[float] = field(default_factory=list)
+    leaks: list[str] = field(default_factory=list)
+    ws_events: int = 0
+    ws_task: asyncio.Task[None] | None = None
+    connected: asyncio.Event = field(default_factory=asyncio.Event)
+    woken: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def call(self, method: str, path: str, body: Any = None) -> httpx.Response:
+        headers = {"Idempotency-Key": uuid.uuid4().hex} if method == "POST" else {}
+        started = time.perf_counter()
+        response = await self.http.request(method, path, json=body, headers=headers)
+        self.latencies.append(time.perf_counter() - started)
+        if response.headers.get("content-type", "").startswith("application/json"):
+            self.leaks.extend(message_leaks(response.json(), self.user_id or None))
+        return response
+
+    async def ok(self, method: str, path: str, body: Any = None) -> Any:
+        response = await self.call(method, path, body)
+        if response.status_code >= 400:
+            raise ClientError(f"{method} {path}: {response.status_code} {response.text[:300]}")
+        return response.json() if response.content else None
+
+
+async def login(base: str, username: str, password: str) -> Player:
+    http = httpx.AsyncClient(base_url=base, timeout=30.0)
+    player = Player(username=username, http=http)
+    body = await player.ok("POST", "/api/auth/login/", {"username": username, "password": password})
+    player.user_id, player.token = str(body["user"]["id"]), body["token"]
+    http.headers["Authorization"] = f"Token {player.token}"
+    player.latencies.clear()  # the figures are game requests (a login is a password hash)
+    return player
+
+
+async def listen(player: Player, base: str, table_id: int) -> None:
+    """Read the table's WebSocket until cancelled; check every message for leaks."""
+    parts = urlsplit(base)
+    scheme = "wss" if parts.scheme == "https" else "ws"
+    url = f"{scheme}://{parts.netloc}/ws/tables/{table_id}/?token={player.token}"
+    async with websockets.connect(url, origin=f"{parts.scheme}://{parts.netloc}") as ws:  # type: ignore[arg-type]
+        async for raw in ws:
+            message = json.loads(raw)
+            if message.get("type") == "hello":
+                player.connected.set()
+            if message.get("type") == "round":
+                player.ws_events += 1
+                player.leaks.extend(message_leaks(message, player.user_id))
+                player.woken.set()
+
+
+def banked_move(view: dict[str, Any], me: str, rules: RuleSet) -> tuple[str, dict[str, Any]] | None:
+    """The basic-strategy action for the hand in turn, or an insurance answer, or None."""
+    for box in view["boxes"]:
+        if box["player_id"] == me and box["insurance_status"] == "offered":
+            return "insurance", {"take": False, "box": box["box"]}
+        if box["player_id"] == me and box["insurance_status"] == "even_money_offered":
+            return "even-money", {"take": False, "box": box["box"]}
+    turn = view.get("turn")
+    if view["phase"] != "playing" or not turn or turn["player_id"] != me:
+        return None
+    box = next(b for b in view["boxes"] if b["player_id"] == me and b["box"] == turn["box"])
+    hand = box["hands"][turn["hand"]]
+    cards = [c["card"] for c in hand["cards"]]
+    up = view["dealer"]["cards"][1 - rules.hole_card_index]["card"]
+    allowed = {HIT, STAND}
+    if len(cards) == 2:
+        if not hand["split"] or rules.double_after_split:
+            allowed.add(DOUBLE)
+        split_ace = hand["split"] and cards[0][0] == "A"
+        if (
+            points(cards[0]) == points(cards[1])
+            and len(box["hands"]) < rules.max_hands
+            and not (split_ace and not rules.resplit_aces)
+        ):
+            allowed.add(SPLIT)
+    move = basic_strategy(cards, up, allowed, double_after_split=rules.double_after_split)
+    return move, ({"confirm": True} if move == HIT else {})
+
+
+def duel_move(view: dict[str, Any], me: str) -> tuple[str, dict[str, Any]] | None:
+    if view["phase"] != "dueling":
+        return None
+    for box in view["boxes"]:
+        if box["player_id"] == me and box["hands"][0]["status"] == "open":
+            cards = [c["card"] for c in box["hands"][0]["cards"]]
+            return DUEL_DEFAULT.move(cards), {}
+    return None
+
+
+async def find_table(player: Player, ruleset: str, seats_needed: int) -> int:
+    if ruleset in ("classic", "atlantic_city"):
+        return int((await player.ok("POST", "/api/tables/personal/", {"ruleset": ruleset}))["id"])
+    tables = await player.ok("GET", f"/api/tables/?ruleset={ruleset}")
+    for table in tables:
+        mine = any(str(s["user_id"]) == player.user_id for s in table["seated"])
+        if table["open_round"] is None and (
+            mine or table["seats"] - len(table["seated"]) >= seats_needed
+        ):
+            return int(table["id"])
+    raise ClientError(f"no {ruleset} table with {seats_needed} free seats and no round in play")
+
+
+async def wake_or_poll(player: Player, timeout: float = 1.0) -> None:
+    """Wait for the table's next WebSocket message, or `timeout` (then the caller polls)."""
+    player.woken.clear()
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(player.woken.wait(), timeout=timeout)
+
+
+async def play_round(players: list[Player], table_id: int, rules: RuleSet, bets: list[str]) -> str:
+    """One round from DEAL (or READY) to settlement; returns its id."""
+    if rules.kind == DUEL:
+        for p in players:
+            await p.ok("POST", f"/api/tables/{table_id}/ready/", {"ready": True})
+        round_id = None
+        waited = time.monotonic() + LOBBY_WAIT_S
+        while round_id is None:  # full table: at once; otherwise when the lobby timer ends
+            round_id = (await players[0].ok("GET", f"/api/tables/{table_id}/"))["open_round"]
+            if round_id is None:
+                if time.monotonic() > waited:
+                    raise ClientError("the duel did not start after the lobby timer")
+                await wake_or_poll(players[0], 0.5)
+    else:
+        round_id = ""
+        for p in players:
+            round_id = (await p.ok("POST", f"/api/tables/{table_id}/deal/", {"bets": bets}))[
+                "round_id"
+            ]
+    deadline = time.monotonic() + STEP_TIMEOUT_S
+    for _ in range(MAX_STEPS):
+        acted = False
+        for p in players:
+            state = await p.ok("GET", f"/api/rounds/{round_id}/")
+            if state["status"] != "open":
+                return str(round_id)
+            move = (
+                duel_move(state["view"], p.user_id)
+                if rules.kind == DUEL
+                else banked_move(state["view"], p.user_id, rules)
+            )
+            if move is None:
+                continue
+            action, body = move
+            response = await p.call("POST", f"/api/rounds/{round_id}/{action}/", body)
+            if response.status_code == 409:
+                continue  # someone else acted first or a timer fired: look again
+            if response.status_code >= 400 and action in (DOUBLE, SPLIT):
+                response = await p.call(
+                    "POST", f"/api/rounds/{round_id}/{HIT if action == DOUBLE else STAND}/", {}
+                )
+            if response.status_code >= 400 and response.status_code != 409:
+                raise ClientError(f"{action}: {response.status_code} {response.text[:300]}")
+            acted = True
+            deadline = time.monotonic() + STEP_TIMEOUT_S
+        if not acted:
+            if time.monotonic() > deadline:
+                raise ClientError(f"round {round_id} made no progress for {STEP_TIMEOUT_S} s")
+            await wake_or_poll(players[0])
+    raise ClientError(f"round {round_id} did not finish in {MAX_STEPS} steps")
+
+
+async def verify(player: Player, round_id: str, keys: KeyRing, replay: Any) -> bool:
+    proof = await player.ok("GET", f"/api/fairness/rounds/{round_id}")
+    report = verify_round(proof["bundle"], keys, replay_check=replay)
+    if not report.ok:
+        player.leaks.extend(f"verify {round_id}: {f}" for f in report.failures)
+    return report.ok
+
+
+async def play(args: argparse.Namespace) -> dict[str, Any]:
+    rules = RULESETS[args.ruleset]
+    base = args.url.rstrip("/")
+    names = [args.user, *args.opponent]
+    if rules.kind == DUEL and len(names) < 2:
+        raise ClientError("a duel needs at least one --opponent (same password)")
+    players = [await login(base, name, args.password) for name in names]
+    me = players[0]
+    table_id: int | None = None
+    try:
+        table_id = await find_table(me, args.ruleset, len(players))
+        for p in players:
+            await p.ok("POST", f"/api/tables/{table_id}/sit/")
+            p.ws_task = asyncio.create_task(listen(p, base, table_id))
+        for p in players:  # listen before the first round, so no message is missed
+            await asyncio.wait_for(p.connected.wait(), timeout=15)
+        keys = KeyRing.from_keys_document(await me.ok("GET", "/api/fairness/keys"))
+        replay = load_engine_replay()
+        before = (await me.ok("GET", "/api/wallet/balance/"))["available"]
+        bets = [args.bet] if rules.kind != DUEL else []
+        verified = 0
+        started = time.perf_counter()
+        for _ in range(args.rounds):
+            round_id = await play_round(players, table_id, rules, bets)
+            verified += await verify(me, round_id, keys, replay)
+        seconds = time.perf_counter() - started
+        await asyncio.sleep(0.2)  # the last round's messages are in flight
+        after = (await me.ok("GET", "/api/wallet/balance/"))["available"]
+    finally:
+        for p in players:
+            if p.ws_task is not None:
+                p.ws_task.cancel()
+            if table_id is not None:  # stand up: an empty seat holds up no one's next round
+                with contextlib.suppress(ClientError, httpx.HTTPError):
+                    await p.ok("POST", f"/api/tables/{table_id}/leave/")
+            await p.http.aclose()
+    latencies = sorted(x for p in players for x in p.latencies)
+    return {
+        "rounds": args.rounds,
+        "ws_events": sum(p.ws_events for p in players),
+        "verified": verified,
+        "leaks": [leak for p in players for leak in p.leaks],
+        "balance_before": before,
+        "balance_after": after,
+        "p50_ms": round(statistics.median(latencies) * 1000, 2) if latencies else None,
+        "p99_ms": round(latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1000, 2)
+        if latencies
+        else None,
+        "rounds_per_s": round(args.rounds / seconds, 2) if seconds else None,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m casino.client")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("play", help="log in, sit, play N rounds over REST + WebSocket, verify")
+    p.add_argument("--url", required=True, help="e.g. http://127.0.0.1:8000")
+    p.add_argument("--user", required=True)
+    p.add_argument("--password", required=True)
+    p.add_argument("--ruleset", required=True, choices=list(RULESETS))
+    p.add_argument("--rounds", type=int, default=1)
+    p.add_argument("--bet", default="1.00", help="the bet per round (banked rule sets)")
+    p.add_argument("--opponent", action="append", default=[], help="another player (duel)")
+    p.add_argument("--json", action="store_true", help="print one JSON line")
+    args = parser.parse_args(argv)
+    try:
+        result = asyncio.run(play(args))
+    except (ClientError, httpx.HTTPError, OSError) as exc:
+        print(json.dumps({"error": str(exc)}) if args.json else f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(result, sort_keys=True))
+    else:
+        for key, value in result.items():
+            print(f"{key:>15}: {value}")
+    return 0 if not result["leaks"] and result["verified"] == result["rounds"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
