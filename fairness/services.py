@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from casino.errors import ApplicationError, ConflictError
@@ -133,17 +133,21 @@ def _active_chain(table_id: str) -> SeedChain:
     chain = SeedChain.objects.select_for_update().filter(table_id=table_id, status="active").first()
     if chain is not None:
         return chain
-    ready = (
-        SeedChain.objects.select_for_update()
-        .filter(table_id=table_id, status="ready")
-        .order_by("id")
-        .first()
-    )
-    if ready is None:
-        ready = _chain_new(table_id=table_id, length=CHAIN_LENGTH, status="ready")
-    ready.status = SeedChain.Status.ACTIVE
-    ready.save(update_fields=["status"])
-    return ready
+    try:
+        with transaction.atomic():  # a savepoint: a concurrent first round may activate first
+            ready = (
+                SeedChain.objects.select_for_update()
+                .filter(table_id=table_id, status="ready")
+                .order_by("id")
+                .first()
+            )
+            if ready is None:
+                ready = _chain_new(table_id=table_id, length=CHAIN_LENGTH, status="ready")
+            ready.status = SeedChain.Status.ACTIVE
+            ready.save(update_fields=["status"])
+            return ready
+    except IntegrityError:  # the other opener won (one active chain per table): use theirs
+        return SeedChain.objects.select_for_update().get(table_id=table_id, status="active")
 
 
 def seed_issue(*, table_id: str) -> IssuedSeed:

@@ -1,0 +1,55 @@
+"""Seed issue under real concurrency (PostgreSQL row locks)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+from django.db import close_old_connections, connection, transaction
+
+from casino.errors import ConflictError
+from fairness import services
+from fairness.models import SeedChain
+
+
+def _race(table_id: str, workers: int) -> list[Any]:
+    barrier = threading.Barrier(workers)
+    results: list[Any] = []
+    lock = threading.Lock()
+
+    def work() -> None:
+        try:
+            barrier.wait()
+            with transaction.atomic():
+                outcome: Any = services.seed_issue(table_id=table_id)
+        except ConflictError as exc:
+            outcome = exc.code
+        except Exception as exc:  # recorded: the test fails on anything unexpected
+            outcome = repr(exc)
+        finally:
+            close_old_connections()
+            connection.close()
+        with lock:
+            results.append(outcome)
+
+    threads = [threading.Thread(target=work) for _ in range(workers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("existing_chain", [True, False])
+def test_concurrent_openers_get_one_seed_and_clear_409s(existing_chain: bool) -> None:
+    if existing_chain:
+        services.chain_create(table_id="race", length=50)
+    results = _race("race", 4)
+    issued = [r for r in results if isinstance(r, services.IssuedSeed)]
+    assert len(issued) == 1 and issued[0].nonce == 1, results
+    assert sorted(r for r in results if isinstance(r, str)) == ["previous_round_open"] * 3
+    assert SeedChain.objects.filter(table_id="race", status="active").count() == 1
+    assert SeedChain.objects.get(table_id="race", status="active").next_index == 2
