@@ -15,16 +15,14 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import BigIntegerField, Case, F, Value, When
+from django.utils import timezone
 
 from casino.errors import ApplicationError
 from ledger.models import (
     NEGATIVE_CAPABLE_TYPES,
-    Account,
     AccountBalance,
     AccountType,
     JournalEntry,
-    Posting,
 )
 
 
@@ -77,42 +75,62 @@ def fingerprint(payload: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def _lock_query(keys: list[str]) -> dict[str, AccountBalance]:
-    rows = (
-        AccountBalance.objects.select_related("account")
-        .filter(account__key__in=keys)
-        .order_by("account_id")
+@dataclass
+class LockedAccount:
+    """One account's balance row, read under its row lock (the caller's transaction)."""
+
+    key: str
+    account_id: int
+    account_type: str
+    owner_id: int | None
+    may_go_negative: bool
+    balance: int
+    state: str
+
+
+def _lock_query(keys: list[str]) -> dict[str, LockedAccount]:
+    placeholders = ", ".join(["%s"] * len(keys))
+    # ORDER BY before FOR UPDATE: PostgreSQL locks rows as they come out of the sort, so every
+    # transaction takes its locks in ascending account id (no deadlocks). SQLite has no row
+    # locks: its IMMEDIATE transactions serialize writers instead.
+    lock = " FOR UPDATE OF b" if connection.features.has_select_for_update_of else ""
+    sql = (
+        "SELECT a.key, b.account_id, b.account_type, a.owner_id, b.may_go_negative, b.balance, "
+        "b.state FROM ledger_accountbalance b JOIN ledger_account a ON a.id = b.account_id "
+        f"WHERE a.key IN ({placeholders}) ORDER BY b.account_id{lock}"
     )
-    if connection.features.has_select_for_update:
-        # ORDER BY before FOR UPDATE: PostgreSQL locks rows as they come out of the sort,
-        # so every transaction takes its locks in ascending account id (no deadlocks).
-        rows = rows.select_for_update(of=("self",))
-    return {row.account.key: row for row in rows}
+    with connection.cursor() as cursor:
+        cursor.execute(sql, keys)
+        return {
+            row[0]: LockedAccount(row[0], row[1], row[2], row[3], bool(row[4]), row[5], row[6])
+            for row in cursor.fetchall()
+        }
 
 
 def _create_accounts(specs: Iterable[AccountSpec]) -> None:
     specs = list(specs)
-    # Concurrent creators of the same account: the loser's insert is a no-op, not an error.
-    Account.objects.bulk_create(
-        [
-            Account(key=s.key, type=s.type, owner_id=s.owner_id, round_ref=s.round_ref)
-            for s in specs
-        ],
-        ignore_conflicts=True,
-    )
-    ids = dict(Account.objects.filter(key__in=[s.key for s in specs]).values_list("key", "id"))
-    AccountBalance.objects.bulk_create(
-        [
-            AccountBalance(
-                account_id=ids[s.key], account_type=s.type, may_go_negative=may_go_negative(s.type)
-            )
-            for s in specs
-        ],
-        ignore_conflicts=True,
-    )
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    with connection.cursor() as cursor:
+        # Concurrent creators of one account: the loser's insert is a no-op, not an error.
+        cursor.execute(
+            "INSERT INTO ledger_account (key, type, owner_id, round_ref, currency, created_at) "
+            "VALUES "
+            + ", ".join(["(%s, %s, %s, %s, 'USDC', %s)"] * len(specs))
+            + " ON CONFLICT (key) DO NOTHING",
+            [v for s in specs for v in (s.key, str(s.type), s.owner_id, s.round_ref, now)],
+        )
+        cases = " ".join(["WHEN %s THEN %s"] * len(specs))
+        cursor.execute(
+            "INSERT INTO ledger_accountbalance (account_id, account_type, may_go_negative, "
+            f"balance, state) SELECT id, type, CASE key {cases} END, 0, 'open' "
+            "FROM ledger_account WHERE key IN ("
+            + ", ".join(["%s"] * len(specs))
+            + ") ON CONFLICT (account_id) DO NOTHING",
+            [v for s in specs for v in (s.key, may_go_negative(s.type))] + [s.key for s in specs],
+        )
 
 
-def lock_accounts(specs: Iterable[AccountSpec]) -> dict[str, AccountBalance]:
+def lock_accounts(specs: Iterable[AccountSpec]) -> dict[str, LockedAccount]:
     """Lock the balance rows of these accounts (creating missing ones), in ascending id."""
     by_key = {s.key: s for s in specs}
     keys = sorted(by_key)
@@ -124,12 +142,25 @@ def lock_accounts(specs: Iterable[AccountSpec]) -> dict[str, AccountBalance]:
     return rows
 
 
+def escrow_state_set(row: LockedAccount, state: str) -> None:
+    """Move a locked round escrow to `state` (settled, voided)."""
+    AccountBalance.objects.filter(pk=row.account_id).update(state=state)
+    row.state = state
+
+
 def find_entry(idempotency_key: str, entry_fingerprint: str) -> JournalEntry | None:
     """The entry already posted under this key, or None; another fingerprint is a 422."""
-    entry = JournalEntry.objects.filter(idempotency_key=idempotency_key).first()
-    if entry is not None and entry.fingerprint != entry_fingerprint:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id, fingerprint FROM ledger_journalentry WHERE idempotency_key = %s",
+            [idempotency_key],
+        )
+        found = cursor.fetchone()
+    if found is None:
+        return None
+    if found[1] != entry_fingerprint:
         raise key_reused_error(idempotency_key)
-    return entry
+    return JournalEntry.objects.get(pk=found[0])
 
 
 def key_reused_error(idempotency_key: str) -> ApplicationError:
@@ -141,7 +172,7 @@ def key_reused_error(idempotency_key: str) -> ApplicationError:
     )
 
 
-def insufficient_funds(row: AccountBalance, needed: int) -> ApplicationError:
+def insufficient_funds(row: LockedAccount, needed: int) -> ApplicationError:
     from ledger.money import format_amount
 
     return ApplicationError(
@@ -156,6 +187,57 @@ def insufficient_funds(row: AccountBalance, needed: int) -> ApplicationError:
     )
 
 
+_ENTRY_INSERT = (
+    "INSERT INTO ledger_journalentry "
+    "(kind, reference, idempotency_key, fingerprint, created_by_id, created_at) "
+    "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (idempotency_key) DO NOTHING RETURNING id"
+)
+
+
+def _write_postgres(entry_row: list[Any], lines: list[tuple[int, int]]) -> int | None:
+    """One statement (one round trip): the entry, its postings and the balance updates.
+
+    Returns None when the key already exists (nothing written: the CTEs join on the entry).
+    """
+    values = ", ".join(["(%s::bigint, %s::bigint)"] * len(lines))
+    sql = (
+        f"WITH e AS ({_ENTRY_INSERT}), lines(account_id, amount) AS (VALUES {values}), "
+        "p AS (INSERT INTO ledger_posting (entry_id, account_id, amount) "
+        "SELECT e.id, l.account_id, l.amount FROM e, lines l), "
+        "u AS (UPDATE ledger_accountbalance b SET balance = b.balance + l.amount "
+        "FROM e, lines l WHERE b.account_id = l.account_id) "
+        "SELECT id FROM e"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*entry_row, *(v for line in lines for v in line)])
+        found = cursor.fetchone()
+    return None if found is None else int(found[0])
+
+
+def _write_portable(entry_row: list[Any], lines: list[tuple[int, int]]) -> int | None:
+    """The same writes as three statements (SQLite has no data-modifying CTEs)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_ENTRY_INSERT, entry_row)
+        found = cursor.fetchone()
+        if found is None:
+            return None
+        entry_id = int(found[0])
+        cursor.execute(
+            "INSERT INTO ledger_posting (entry_id, account_id, amount) VALUES "
+            + ", ".join(["(%s, %s, %s)"] * len(lines)),
+            [v for account_id, amount in lines for v in (entry_id, account_id, amount)],
+        )
+        cursor.execute(
+            "UPDATE ledger_accountbalance SET balance = balance + CASE account_id "
+            + " ".join(["WHEN %s THEN %s"] * len(lines))
+            + " END WHERE account_id IN ("
+            + ", ".join(["%s"] * len(lines))
+            + ")",
+            [v for line in lines for v in line] + [account_id for account_id, _ in lines],
+        )
+    return entry_id
+
+
 def post(
     *,
     kind: str,
@@ -163,13 +245,15 @@ def post(
     idempotency_key: str,
     entry_fingerprint: str,
     legs: Mapping[str, int],
-    rows: Mapping[str, AccountBalance],
+    rows: Mapping[str, LockedAccount],
     created_by_id: int | None = None,
 ) -> JournalEntry:
     """Write one balanced entry and move the stored balances of already locked `rows`.
 
     `legs` maps account key to signed micro-USDC; zero legs are dropped. The in-memory
     `rows` are updated too, so a caller may post several entries under one set of locks.
+    If `idempotency_key` was used already, nothing is written and the first entry is
+    returned (or 422 `idempotency_key_reused` when its fingerprint differs).
     """
     nonzero = {key: amount for key, amount in legs.items() if amount != 0}
     if sum(nonzero.values()) != 0 or len(nonzero) < 2:
@@ -181,27 +265,38 @@ def post(
     for key, amount in nonzero.items():
         row = rows[key]
         if row.balance + amount < 0 and not row.may_go_negative:
+            # A retry of an entry that already went through is a replay, not a shortfall.
+            existing = find_entry(idempotency_key, entry_fingerprint)
+            if existing is not None:
+                return existing
             raise insufficient_funds(row, -amount)
-    entry = JournalEntry.objects.create(
+    created_at = timezone.now()
+    entry_row = [
+        str(kind),
+        reference,
+        idempotency_key,
+        entry_fingerprint,
+        created_by_id,
+        connection.ops.adapt_datetimefield_value(created_at),
+    ]
+    lines = [(rows[key].account_id, amount) for key, amount in nonzero.items()]
+    # Raw SQL on the hot path: the ORM's per-statement Python cost was most of a transfer.
+    write = _write_postgres if connection.vendor == "postgresql" else _write_portable
+    entry_id = write(entry_row, lines)
+    if entry_id is None:
+        existing = find_entry(idempotency_key, entry_fingerprint)
+        assert existing is not None
+        return existing
+    for key, amount in nonzero.items():
+        rows[key].balance += amount
+    entry = JournalEntry(
+        pk=entry_id,
         kind=kind,
         reference=reference,
         idempotency_key=idempotency_key,
         fingerprint=entry_fingerprint,
         created_by_id=created_by_id,
+        created_at=created_at,
     )
-    Posting.objects.bulk_create(
-        [
-            Posting(entry=entry, account_id=rows[key].account_id, amount=amount)
-            for key, amount in nonzero.items()
-        ]
-    )
-    AccountBalance.objects.filter(pk__in=[rows[key].pk for key in nonzero]).update(
-        balance=F("balance")
-        + Case(
-            *[When(pk=rows[key].pk, then=Value(amount)) for key, amount in nonzero.items()],
-            output_field=BigIntegerField(),
-        )
-    )
-    for key, amount in nonzero.items():
-        rows[key].balance += amount
+    entry._state.adding, entry._state.db = False, connection.alias
     return entry

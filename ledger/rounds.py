@@ -19,7 +19,7 @@ from django.db.models import Sum
 
 from casino.errors import ConflictError
 from ledger import posting
-from ledger.models import AccountBalance, AccountType, EntryKind, EscrowState, JournalEntry, Posting
+from ledger.models import AccountType, EntryKind, EscrowState, JournalEntry, Posting
 
 UserRef = Any  # a user instance, or its primary key (int or the engine's str(user.pk))
 
@@ -43,7 +43,7 @@ def _require_positive(amount_micro: int, what: str) -> None:
         )
 
 
-def _require_open(row: AccountBalance, round_ref: str) -> None:
+def _require_open(row: posting.LockedAccount, round_ref: str) -> None:
     if row.state != EscrowState.OPEN:
         raise ConflictError(
             f"Round {round_ref} is already {row.state}; its money can no longer move.",
@@ -80,10 +80,12 @@ def round_stake_post(
         }
     )
     rows = posting.lock_accounts([player, escrow])
-    existing = posting.find_entry(idempotency_key, entry_fingerprint)
-    if existing is not None:
-        return existing
-    _require_open(rows[escrow.key], round_ref)
+    if rows[escrow.key].state != EscrowState.OPEN:
+        existing = posting.find_entry(idempotency_key, entry_fingerprint)
+        if existing is not None:
+            return existing
+        _require_open(rows[escrow.key], round_ref)
+    # The hot path: post() itself turns a repeated key into a replay (no extra query).
     return posting.post(
         kind=kind,
         reference=round_reference(round_ref),
@@ -186,8 +188,7 @@ def round_settle_post(
         raise posting.LedgerInvariantError(
             "The escrow is not empty after settlement.", code="escrow_not_empty"
         )
-    AccountBalance.objects.filter(pk=escrow_row.pk).update(state=EscrowState.SETTLED)
-    escrow_row.state = EscrowState.SETTLED
+    posting.escrow_state_set(escrow_row, EscrowState.SETTLED)
     return entries
 
 
@@ -251,8 +252,7 @@ def round_void_post(*, round_ref: str, idempotency_key: str) -> JournalEntry | N
             legs=legs,
             rows=rows,
         )
-    AccountBalance.objects.filter(pk=escrow_row.pk).update(state=EscrowState.VOIDED)
-    escrow_row.state = EscrowState.VOIDED
+    posting.escrow_state_set(escrow_row, EscrowState.VOIDED)
     return entry
 
 
@@ -269,7 +269,7 @@ def _void_specs(escrow: posting.AccountSpec, nets: dict[int, int]) -> list[posti
     return specs
 
 
-def _void_legs(rows: dict[str, AccountBalance], nets: dict[int, int]) -> dict[str, int]:
+def _void_legs(rows: dict[str, posting.LockedAccount], nets: dict[int, int]) -> dict[str, int]:
     by_id = {row.account_id: (key, row) for key, row in rows.items()}
     legs: dict[str, int] = defaultdict(int)
     for account_id, net in nets.items():
@@ -279,7 +279,7 @@ def _void_legs(rows: dict[str, AccountBalance], nets: dict[int, int]) -> dict[st
             # The winnings are gone: take what is there, book the rest as owed.
             shortfall = -(row.balance + reversal)
             reversal = -row.balance
-            owner = row.account.owner_id
+            owner = row.owner_id
             assert owner is not None
             legs[posting.receivable(owner).key] -= shortfall
         legs[key] += reversal

@@ -213,3 +213,30 @@ def test_faucet_only_in_demo_mode() -> None:
         services.wallet_faucet_post(user=user, amount_micro=USDC, idempotency_key="f")
     assert (caught.value.code, caught.value.status_code) == ("faucet_disabled", 403)
     assert available(user) == 0
+
+
+def test_stake_replays_by_key_even_when_funds_or_round_changed() -> None:
+    user = make_user()
+    fund(user, 2 * USDC)
+    first = services.round_stake(
+        round_ref="rp", user=user, amount_micro=2 * USDC, idempotency_key="k"
+    )
+    # Balance is now 0: a retry is still the same bet, not an insufficient_funds error.
+    again = services.round_stake(
+        round_ref="rp", user=user, amount_micro=2 * USDC, idempotency_key="k"
+    )
+    assert again.pk == first.pk
+    with pytest.raises(ApplicationError) as caught:
+        services.round_stake(round_ref="rp", user=user, amount_micro=USDC, idempotency_key="k")
+    assert caught.value.code == "idempotency_key_reused"
+    fund(user, USDC)
+    with pytest.raises(ApplicationError) as caught:
+        services.round_stake(round_ref="rp", user=user, amount_micro=USDC, idempotency_key="k")
+    assert caught.value.code == "idempotency_key_reused"
+    services.round_settle(round_ref="rp", returns=[], house_banked=True, idempotency_key="s")
+    late = services.round_stake(
+        round_ref="rp", user=user, amount_micro=2 * USDC, idempotency_key="k"
+    )
+    assert late.pk == first.pk
+    assert available(user) == USDC
+    assert_ledger_ok()
