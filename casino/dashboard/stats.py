@@ -202,3 +202,17 @@ def table_stats() -> list[dict[str, Any]]:
         }
         for g in grouped
     ]
+
+
+def profile_update(
+    *, user_id: int, display_name: str | None = None, opt_out: bool | None = None
+) -> PlayerProfile:
+    """Set the player's public display name and/or opt-out."""
+    with transaction.atomic(durable=True):
+        profile, _ = PlayerProfile.objects.select_for_update().get_or_create(user_id=user_id)
+        if display_name is not None:
+            profile.display_name = display_name.strip()
+        if opt_out is not None:
+            profile.opt_out = opt_out
+        profile.save()
+    return profile

@@ -101,11 +101,15 @@ def finish(round_id: str, player: AbstractBaseUser) -> None:
 
 
 @pytest.fixture
-def fair_round() -> str:
-    """A classic round played to the end from the real fair shoe by a basic-strategy bot."""
+def fair_round(django_capture_on_commit_callbacks: Any) -> str:
+    """A classic round played to the end from the real fair shoe by a basic-strategy bot.
+
+    The round service's after-commit hooks (flags, stats) run as they would in production.
+    """
     import random
 
     from casino.play import play_round
 
     player = make_player("fairplayer")
-    return play_round(make_table(), [player], random.Random(7)).round.id
+    with django_capture_on_commit_callbacks(execute=True):
+        return play_round(make_table(), [player], random.Random(7)).round.id
