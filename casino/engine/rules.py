@@ -67,6 +67,10 @@ class RuleSet:
     duel_timer_ms: int
     fee_bps: tuple[tuple[int, int], ...]  # (players, basis points), duel only
 
+    def __hash__(self) -> int:
+        # Cheap: caches key on rule sets per round; equality still compares every field.
+        return hash((self.name, self.version))
+
     @property
     def version_hash(self) -> str:
         """sha256 hex of the canonical JSON of every parameter (stable across runs)."""

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Final, NamedTuple
 
-from casino.engine.cards import best_total
 from casino.engine.events import RoundOpened, RoundSettled, RoundVoided
 from casino.engine.rules import RuleSet
 
@@ -49,8 +48,9 @@ class Hand(NamedTuple):
 
     @property
     def total(self) -> int:
-        """Best total: an ace counts 11 unless that busts."""
-        return best_total(self.hard, self.has_ace)
+        """Best total: an ace counts 11 unless that busts (cards.best_total, inlined)."""
+        hard = self.hard
+        return hard + 10 if self.has_ace and hard <= 11 else hard
 
     @property
     def is_soft(self) -> bool:
