@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import json
 import re
 import sys
@@ -106,11 +107,13 @@ def _parse_events(text: str, i: int, spans: Spans) -> tuple[list[Any], int]:
 
 
 def _body_bytes(event: Mapping[str, Any], spans: Spans | None, index: int) -> bytes | None:
-    """The event's text minus its top-level "hash" member: its canonical body if written so."""
+    """The event's text minus its "hash" (and "prev_hash") members: its body, if canonical."""
     if spans is None or index >= len(spans.events):
         return None
     start, end = spans.events[index]
     member = f',"hash":"{event.get("hash")}"'
+    if "prev_hash" in event:  # sorted keys: "prev_hash" directly follows "hash"
+        member += f',"prev_hash":"{event["prev_hash"]}"'
     cut = spans.text.rfind(member, start, end)
     if cut < 0:
         return None
@@ -259,7 +262,9 @@ def _check_event_chain(
             fail(f"event hash: {where} belongs to stream {event['stream']}, not {stream}")
         if version != index + 1:
             fail(f"event hash: {where} found where version {index + 1} belongs")
-        if BODY_KEYS.issubset(event) and len(event) == len(BODY_KEYS) + 1:
+        if "prev_hash" in event and event["prev_hash"] != prev:
+            fail(f"event hash: {where} records prev_hash {event['prev_hash']}, expected {prev}")
+        if BODY_KEYS.issubset(event) and len(event) == len(BODY_KEYS) + 1 + ("prev_hash" in event):
             written = _body_bytes(event, spans, index)
             # Matching the recorded hash proves the written text is the hashed canonical body.
             if (
@@ -451,10 +456,13 @@ def _first_difference(stated: Any, recorded: Any, path: str = "payouts") -> str:
 
 
 def verify_lines(
-    lines: Iterable[str], keys: KeyRing, replay_check: ReplayCheck | None = None
+    lines: Iterable[str],
+    keys: KeyRing,
+    replay_check: ReplayCheck | None = None,
+    first_line: int = 1,
 ) -> Iterator[RoundReport]:
     """Verify every non-empty line of a bundle, in order."""
-    for number, text in enumerate(lines, start=1):
+    for number, text in enumerate(lines, start=first_line):
         if not text.strip():
             continue
         try:
@@ -478,6 +486,46 @@ def format_report(report: RoundReport) -> str:
     return f"FAIL line {report.line} round {report.round_id}: " + "; ".join(report.failures)
 
 
+_worker_keys = KeyRing()
+_worker_replay: ReplayCheck | None = None
+CHUNK_LINES = 256
+
+
+def _init_worker(published: dict[str, str] | None, replay: bool) -> None:
+    global _worker_keys, _worker_replay
+    _worker_keys = KeyRing(published)
+    _worker_replay = load_engine_replay() if replay else None
+
+
+def _verify_chunk(chunk: tuple[int, list[str]]) -> list[RoundReport]:
+    first_line, lines = chunk
+    return list(verify_lines(lines, _worker_keys, _worker_replay, first_line))
+
+
+def _chunks(source: Iterable[str]) -> Iterator[tuple[int, list[str]]]:
+    lines = iter(source)
+    first_line = 1
+    while chunk := list(itertools.islice(lines, CHUNK_LINES)):
+        yield first_line, chunk
+        first_line += len(chunk)
+
+
+def _reports(
+    source: Iterable[str], keys: KeyRing, replay: bool, jobs: int
+) -> Iterator[RoundReport]:
+    """Reports in line order; with jobs > 1, chunks of lines are verified in worker processes."""
+    if jobs <= 1:
+        yield from verify_lines(source, keys, load_engine_replay() if replay else None)
+        return
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(
+        jobs, initializer=_init_worker, initargs=(keys.published, replay)
+    ) as pool:
+        for reports in pool.imap(_verify_chunk, _chunks(source)):
+            yield from reports
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """CLI entry point: exit 0 when every round verifies, 1 on any failure, 2 on bad usage."""
     parser = argparse.ArgumentParser(
@@ -487,6 +535,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     parser.add_argument("--keys", help="the JSON of GET /api/fairness/keys (trusted keys)")
     parser.add_argument("--no-replay", action="store_true", help="skip the rule-engine replay")
     parser.add_argument("--quiet", action="store_true", help="print failures and the summary only")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     args = parser.parse_args(argv)
     out = out or sys.stdout
     try:
@@ -498,12 +547,12 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    replay_check = None if args.no_replay else load_engine_replay()
+    replay_on = not args.no_replay and load_engine_replay() is not None
     progress = sys.stderr.isatty()
     started = time.perf_counter()
     total = failed = 0
     with source:
-        for report in verify_lines(source, keys, replay_check):
+        for report in _reports(source, keys, replay_on, max(args.jobs, 1)):
             total += 1
             failed += not report.ok
             if not report.ok or not args.quiet:
@@ -514,7 +563,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     if progress and total >= 1000:
         print(file=sys.stderr)
     elapsed = time.perf_counter() - started
-    replay_note = "engine replay on" if replay_check else "engine replay unavailable"
+    replay_note = "engine replay on" if replay_on else "engine replay off"
     print(
         f"{total} rounds: {total - failed} verified, {failed} failed "
         f"({elapsed:.2f} s, {replay_note})",

@@ -250,3 +250,31 @@ def test_the_engine_replay_refuses_an_illegal_event_sequence() -> None:
     assert len(found) == 1 and found[0].startswith("replay: the rule engine refuses version "), (
         found
     )
+
+
+def test_lines_with_prev_hash_verify_and_a_wrong_prev_hash_is_named() -> None:
+    line = bundle()
+    prev = "0" * 64
+    for event in line["events"]:
+        event["prev_hash"], prev = prev, event["hash"]
+    text = json.dumps(line, sort_keys=True, separators=(",", ":"))
+    assert [r.ok for r in verify_lines([text], KeyRing())] == [True]
+    line["events"][2]["prev_hash"] = "f" * 64
+    found = failures(line)
+    assert found == [f"event hash: version 3 (BetPlaced) records prev_hash {'f' * 64}, "
+                     f"expected {line['events'][1]['hash']}"]  # fmt: skip
+
+
+def test_cli_with_jobs_reports_every_line_in_order(tmp_path: Path) -> None:
+    lines = [bundle(n) for n in range(1, 7)]
+    lines[3]["signature"] = "00" * 64
+    file = write_bundle(tmp_path / "b.jsonl", lines)
+    out = subprocess.run(
+        [sys.executable, "-m", "fairness.verify", str(file), "--jobs", "2"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert out.returncode == 1, out.stderr
+    rows = out.stdout.splitlines()
+    assert [r.split(":")[0].split()[-1] for r in rows[:6]] == [f"r{n}" for n in range(1, 7)]
+    assert rows[3].startswith("FAIL line 4 round r4: signature: ")
+    assert rows[6].startswith("6 rounds: 5 verified, 1 failed") and "engine replay on" in rows[6]
