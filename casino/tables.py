@@ -263,7 +263,7 @@ def lobby_check(*, table: Table, at_ms: int | None = None) -> Round | None:
     if len(ready) < table.seats:
         if deadline is None:
             deadline = now + LOBBY_MS
-            if cache.add(_lobby_key(table.pk), deadline, timeout=LOBBY_MS // 1000 + 3600):
+            if cache.add(_lobby_key(table.pk), deadline, timeout=LOBBY_MS // 1000 + 60):
                 timers.schedule_lobby(table_id=table.pk, deadline_ms=deadline)
             return None
         if now < deadline:

@@ -87,20 +87,19 @@ def tick() -> None:
     """One pass of the in-process timers: expired round deadlines, then ended lobbies."""
     from casino.tasks import sweep_deadlines
 
-    close_old_connections()
-    try:
-        sweep_deadlines()
-        sweep_lobbies()
-    finally:
-        close_old_connections()
+    sweep_deadlines()
+    sweep_lobbies()
 
 
 def _run() -> None:
     while True:
+        close_old_connections()
         try:
             tick()
         except Exception:  # the loop must outlive a failing pass (e.g. a locked SQLite file)
             logger.exception("in-process timer pass failed")
+        finally:
+            close_old_connections()
         time.sleep(TICK_S)
 
 

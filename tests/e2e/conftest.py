@@ -1,0 +1,61 @@
+"""A real `manage.py serve` in a subprocess, for the playing client and WebSocket e2e tests."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def manage(env: dict[str, str], *args: str) -> None:
+    subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True, timeout=300)
+
+
+def served(env: dict[str, str]) -> Iterator[str]:
+    """Start `manage.py serve` with `env`; yield its URL once /healthz answers."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "manage.py", "serve", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(proc.stdout.read().decode() if proc.stdout else "serve exited")
+            try:
+                if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("serve did not answer /healthz within 60 s")
+            time.sleep(0.2)  # readiness polling of a subprocess, not a test timing assumption
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+
+
+def base_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    env.update(DUEL_LOBBY_MS="1000", LOG_LEVEL="WARNING", **extra)
+    return env

@@ -1,0 +1,89 @@
+"""The playing client against a real server: one round of each rule set, REST + WebSocket.
+
+Embedded default: `serve` on its own SQLite file (in-process timers, in-memory layer).
+Services: `serve` and a real Celery worker on the PostgreSQL test database and Redis.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from casino.client import main as client_main
+from casino.engine.rules import RULESETS
+from tests.e2e.conftest import base_env, manage, served
+
+PLAYERS = ("alice", "bob")
+
+
+def play_each_ruleset(
+    url: str, password: str, capsys: pytest.CaptureFixture[str]
+) -> list[dict[str, Any]]:
+    results = []
+    for ruleset in RULESETS:
+        args = ["play", "--url", url, "--user", "alice", "--password", password]
+        args += ["--ruleset", ruleset, "--rounds", "1", "--json"]
+        if ruleset == "duel":
+            args += ["--opponent", "bob"]
+        code = client_main(args)
+        out = capsys.readouterr()
+        assert code == 0, (ruleset, out.out, out.err)
+        results.append({"ruleset": ruleset, **json.loads(out.out.strip().splitlines()[-1])})
+    return results
+
+
+def check(results: list[dict[str, Any]]) -> None:
+    for r in results:
+        assert r["rounds"] == 1 and r["verified"] == 1, r
+        assert r["leaks"] == [], r
+        assert r["ws_events"] >= 2, r  # at least the deal and the settlement were pushed
+        assert set(r) >= {"balance_before", "balance_after", "p50_ms", "p99_ms"}
+
+
+@pytest.fixture
+def embedded_server(tmp_path: Path) -> Iterator[str]:
+    env = base_env(DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}")
+    manage(env, "migrate", "--noinput", "-v0")
+    manage(env, "seed_demo")
+    yield from served(env)
+
+
+@pytest.mark.slow
+def test_client_plays_every_ruleset_on_the_embedded_default(
+    embedded_server: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    check(play_each_ruleset(embedded_server, "demo-password", capsys))
+
+
+@pytest.mark.slow
+@pytest.mark.postgres
+@pytest.mark.redis
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_client_plays_every_ruleset_on_postgres_redis_and_a_real_worker(
+    celery_worker_process: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+
+    from casino.tables import demo_table
+    from ledger.services import wallet_deposit
+
+    for name in PLAYERS:
+        user = get_user_model().objects.create_user(username=name, password="pw-e2e-123")
+        wallet_deposit(user=user, amount_micro=100_000_000, idempotency_key=f"e2e-{name}")
+    for ruleset in RULESETS:
+        demo_table(ruleset)
+    db = settings.DATABASES["default"]
+    env = base_env(
+        DATABASE_URL=f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/"
+        f"{connection.settings_dict['NAME']}",
+        REDIS_URL=str(settings.REDIS_URL),
+    )
+    for url in served(env):
+        check(play_each_ruleset(url, "pw-e2e-123", capsys))
