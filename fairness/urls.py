@@ -9,7 +9,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     re_path(r"^client-seed/?$", apis.ClientSeedApi.as_view(), name="fairness-client-seed"),
     re_path(r"^commitment/?$", apis.CommitmentApi.as_view(), name="fairness-commitment"),
     re_path(
-        r"^rounds/(?P<round_id>[^/]+)/?$",
+        r"^rounds/(?P<round_id>.*?)/?$",  # any id reaches the view, which refuses bad ones
         apis.RoundProofApi.as_view(),
         name="fairness-round-proof",
     ),

@@ -111,6 +111,8 @@ def test_round_proof_unknown_pending_and_ready(client: APIClient) -> None:
     error(client.get("/api/fairness/rounds/nope"), 404, "unknown_round")
     error(client.get("/api/fairness/rounds/" + "x" * 65), 400, "invalid_round_id")
     error(client.get("/api/fairness/rounds/bad%20id"), 400, "invalid_round_id")
+    error(client.get("/api/fairness/rounds/a/b"), 400, "invalid_round_id")
+    error(client.get("/api/fairness/rounds/"), 400, "invalid_round_id")
     opened = round_open(table_id="t1", round_id="r1", client_seeds=["alice", "bob"])
     pending = client.get("/api/fairness/rounds/r1")
     err = error(pending, 409, "proof_not_ready")

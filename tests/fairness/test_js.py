@@ -103,3 +103,32 @@ def test_the_javascript_verifier_checks_key_ids(published: bool) -> None:
         line["key_id"] = "0" * 16
     result = run_batch({"bundles": [line], "keys": keys})
     assert result["bundles"][0]["failures"][0].startswith("key: ")
+
+
+def test_the_javascript_verifier_checks_a_receipt_without_events() -> None:
+    line = tampered_lines()[0]
+    signed = {k: line[k] for k in ("receipt", "signature", "key_id", "public_key")}
+    changed = json.loads(json.dumps(signed))
+    changed["receipt"]["cards"][1]["card"] = (
+        "AS" if signed["receipt"]["cards"][1]["card"] != "AS" else "KD"
+    )
+    result = run_batch({"receipts": [signed, changed, signed["receipt"]]})["receipts"]
+    assert result[0] == {"ok": True, "failures": [], "cards": len(signed["receipt"]["cards"])}
+    assert result[1]["failures"][0].startswith("signature: not a valid Ed25519 signature")
+    assert result[1]["failures"][1].startswith("cards: position 1 dealt ")
+    assert result[2]["failures"] == [
+        "signature: no signature given: paste the whole proof to check it"
+    ]
+
+
+def test_the_javascript_verifier_checks_reveals_against_dealt_cards() -> None:
+    line = sample_bundle(
+        round_id="r2", server_seed=hashlib.sha256(b"hole").hexdigest(), client_seeds=["alice"],
+        nonce=3, private_key=KEY,
+    )  # fmt: skip
+    hole = next(e for e in line["events"] if e["type"] == "HoleCardRevealed")
+    hole["data"]["card"] = "AS" if hole["data"]["card"] != "AS" else "KD"
+    forged = resign(line, KEY)
+    js = run_batch({"bundles": [forged]})["bundles"][0]
+    py = verify_round(forged, KeyRing())
+    assert js["failures"] == py.failures and py.failures[0].startswith("cards: HoleCardRevealed ")

@@ -147,13 +147,24 @@ export async function verifyBundle(line, keys = null) {
       cardsOk = cardsOk && row.ok;
       result.cards.push(row);
     });
+    for (const e of events) {
+      const shown = e.type === "HoleCardRevealed" ? [e.data] : e.type === "CardsRevealed" ? (e.data.cards ?? []) : [];
+      for (const item of shown) {
+        const was = dealt[item.position]?.data.card;
+        if (was !== undefined && item.card !== was) {
+          fail(`cards: ${e.type} shows ${item.card} at position ${item.position}, dealt was ${was}`);
+          cardsOk = false;
+        }
+      }
+    }
     const stated = JSON.stringify(receipt.cards.map((c) => [c.position, c.card]));
     const recordedCards = JSON.stringify(dealt.map((e) => [e.data.position, e.data.card]));
     if (stated !== recordedCards) { fail("cards: the receipt's cards differ from the dealt cards in the events"); cardsOk = false; }
     result.checks.cards = cardsOk;
     // 4 (as far as the receipt states it): outcome and payouts are the events' own
     const outcome = receipt.outcome;
-    const source = outcome === "voided" ? firstOfType(events, "RoundVoided") : outcome === "settled" ? firstOfType(events, "RoundSettled") : null;
+    const voided = firstOfType(events, "RoundVoided");
+    const source = outcome === "voided" ? voided : outcome === "settled" && !voided ? firstOfType(events, "RoundSettled") : null;
     let outcomeOk = source !== null;
     if (!source) fail(`outcome: the receipt says ${outcome} but the events do not`);
     else {

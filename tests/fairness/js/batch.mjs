@@ -1,9 +1,10 @@
 // Batch helper for the Python tests: stdin {"shoes": [[seed, material, nonce, count]],
-// "bundles": [line, ...], "keys": {...}|null} -> stdout {"shoes": [[cards]], "bundles": [{ok, failures}]}.
+// "bundles": [line, ...], "receipts": [...], "keys": {...}|null}
+// -> stdout {"shoes": [[cards]], "bundles": [{ok, failures}], "receipts": [{ok, failures}]}.
 import { readFileSync } from "node:fs";
 
 import { shoeCards } from "../../../fairness/static/fairness/shoe.js";
-import { verifyBundle } from "../../../fairness/static/fairness/verifier.js";
+import { verifyBundle, verifyReceiptOnly } from "../../../fairness/static/fairness/verifier.js";
 
 const input = JSON.parse(readFileSync(0, "utf8"));
 const shoes = [];
@@ -15,4 +16,9 @@ for (const line of input.bundles ?? []) {
   const result = await verifyBundle(line, input.keys ?? null);
   bundles.push({ ok: result.ok, failures: result.failures, cards: result.cards.length });
 }
-process.stdout.write(JSON.stringify({ shoes, bundles }));
+const receipts = [];
+for (const item of input.receipts ?? []) {
+  const result = await verifyReceiptOnly(item, input.keys ?? null);
+  receipts.push({ ok: result.ok, failures: result.failures, cards: result.cards.length });
+}
+process.stdout.write(JSON.stringify({ shoes, bundles, receipts }));
