@@ -228,3 +228,17 @@ def test_the_rotation_command_reports_what_it_did() -> None:
     out = StringIO()
     call_command("fairness_rotate_seed_keys", stdout=out)
     assert out.getvalue().strip() == "re-encrypted 1 chain head(s) under the newest key"
+
+
+def test_the_admin_lists_chains_without_their_heads() -> None:
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    chain = services.chain_create(table_id="t-admin", length=5)
+    staff = get_user_model().objects.create_superuser(username="boss")
+    client = Client()
+    client.force_login(staff)
+    page = client.get(f"/admin/fairness/seedchain/{chain.pk}/change/")
+    assert page.status_code == 200
+    assert chain.terminal in page.content.decode()
+    assert chain.head_encrypted not in page.content.decode()

@@ -1,0 +1,46 @@
+"""Read-only admin views of the fairness tables (never a secret: chain heads are not shown)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.http import HttpRequest
+
+from fairness.models import ClientSeed, RoundProof, SeedChain, SigningKey
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(SeedChain)
+class SeedChainAdmin(ReadOnlyAdmin):
+    list_display = ("id", "table_id", "status", "next_index", "revealed_index", "length")
+    list_filter = ("status",)
+    search_fields = ("table_id",)
+    exclude = ("head_encrypted",)  # encrypted, but still nobody's business
+
+
+@admin.register(RoundProof)
+class RoundProofAdmin(ReadOnlyAdmin):
+    list_display = ("round_id", "table_id", "chain_id", "nonce", "key_id", "created_at")
+    search_fields = ("round_id", "table_id")
+    exclude = ("bundle_line",)
+
+
+@admin.register(SigningKey)
+class SigningKeyAdmin(ReadOnlyAdmin):
+    list_display = ("key_id", "public_key", "created_at")
+
+
+@admin.register(ClientSeed)
+class ClientSeedAdmin(ReadOnlyAdmin):
+    list_display = ("user", "seed", "updated_at")
