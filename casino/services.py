@@ -224,6 +224,10 @@ def _execute(
 ) -> RoundResult:
     pending_error: DomainError | None = None
     with transaction.atomic(durable=True):
+        if table is None:
+            # Commands on one round queue on its row instead of racing to a version conflict;
+            # the unique (stream, version) still guards any writer that skips this lock.
+            Round.objects.select_for_update().filter(id=round_id).values_list("id").first()
         stored, state = round_load(round_id=round_id)
         if state is None and table is None:
             raise ApplicationError(f"No round {round_id}.", code="not_found", status_code=404)
