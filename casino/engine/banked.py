@@ -100,12 +100,11 @@ def next_turn(run: Run) -> None:
 def _dealer_plays(run: Run) -> None:
     _reveal_hole(run)
     rules = run.state.rules
-    waits = rules.blackjack_waits_for_dealer
-    live = any(
-        h.status == STOOD or (waits and h.status == BLACKJACK)
-        for b in run.state.boxes
-        for h in b.hands
-    )
+    live_statuses = (STOOD, BLACKJACK) if rules.blackjack_waits_for_dealer else (STOOD,)
+    live = False
+    for box in run.state.boxes:
+        for hand in box.hands:
+            live = live or hand.status in live_statuses
     # Reading (standard): with no hand left to beat, the dealer turns the hole card only.
     if live:
         while True:

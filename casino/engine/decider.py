@@ -220,8 +220,9 @@ def _place_bet(run: Run, command: PlaceBet) -> None:
     _seat(s, command.player_id)
     if s.phase != BETTING or s.rules.kind == DUEL:
         raise DomainError(E.ACTION_NOT_ALLOWED, "betting is closed")
-    if any(b.player_id == command.player_id for b in s.boxes):
-        raise DomainError(E.ALREADY_BET, "you already bet this round")
+    for existing in s.boxes:
+        if existing.player_id == command.player_id:
+            raise DomainError(E.ALREADY_BET, "you already bet this round")
     amounts = command.amounts
     if not 1 <= len(amounts) <= s.rules.max_boxes:
         raise DomainError(E.ACTION_NOT_ALLOWED, f"bet on 1..{s.rules.max_boxes} boxes")
@@ -238,9 +239,13 @@ def _place_bet(run: Run, command: PlaceBet) -> None:
     for box, amount in enumerate(amounts):
         if amount:
             run.emit(BetPlaced(command.player_id, box, amount))
-    bettors = {b.player_id for b in run.state.boxes}
-    if all(p.player_id in bettors for p in s.opened.participants):
+    if len(s.opened.participants) == 1 or _everyone_bet(run.state):
         _close_and_deal(run)
+
+
+def _everyone_bet(s: RoundState) -> bool:
+    bettors = {b.player_id for b in s.boxes}
+    return all(p.player_id in bettors for p in s.opened.participants)
 
 
 def _close_and_deal(run: Run) -> None:
