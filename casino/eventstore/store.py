@@ -19,11 +19,12 @@ import json
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models.base import ModelState
 
 from casino.errors import ConflictError
 from casino.eventstore.models import StoredEvent, format_recorded_at
@@ -130,9 +131,7 @@ def load(
     """Every event of one stream in version order, upcast to current schema versions."""
     connection = connections[using]
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {COLUMNS} FROM {TABLE} WHERE stream_id = %s ORDER BY version", [stream_id]
-        )
+        cursor.execute(f"{_select(connection)} WHERE stream_id = %s ORDER BY version", [stream_id])
         events = _build(connection, cursor.fetchall(), upcast_events)
     if events:
         _heads.put(using, stream_id, events[-1].version, events[-1].hash)
@@ -148,12 +147,16 @@ def read_after(
     events of transactions older than every running one are returned (see the module doc).
     """
     connection = connections[using]
+    page = f"SELECT * FROM {TABLE} WHERE position > %s ORDER BY position LIMIT %s"
+    if connection.vendor == "postgresql":
+        # Cut the page at the watermark outside the ordered index scan: the planner cannot
+        # estimate "position < f()" and would otherwise sort the whole tail of the log.
+        source = f"({page}) page"
+        sql = f"{_select(connection, source)} WHERE true{_watermark(connection)} ORDER BY position"
+    else:
+        sql = page
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {COLUMNS} FROM {TABLE} WHERE position > %s{_watermark(connection)}"
-            " ORDER BY position LIMIT %s",
-            [position, limit],
-        )
+        cursor.execute(sql, [position, limit])
         return _build(connection, cursor.fetchall(), True)
 
 
@@ -166,6 +169,14 @@ def last_position(*, using: str = DEFAULT_DB_ALIAS) -> int:
         )
         row = cursor.fetchone()
     return int(row[0]) if row and row[0] is not None else 0
+
+
+def _select(connection: BaseDatabaseWrapper, source: str = TABLE) -> str:
+    if connection.vendor != "postgresql":
+        return f"SELECT {COLUMNS} FROM {source}"
+    # Epoch microseconds: exact, and no per-row timestamptz parsing in Python.
+    at = "(extract(epoch FROM recorded_at) * 1000000)::bigint"
+    return f"SELECT {COLUMNS.replace('recorded_at', at)} FROM {source}"
 
 
 def _watermark(connection: BaseDatabaseWrapper) -> str:
@@ -312,16 +323,12 @@ def _insert(
         raise ConcurrencyError(stream_id, expected_version, "the version is taken") from exc
     if positions is None:
         return None
-    events = []
-    for position, row in zip(sorted(positions), rows, strict=True):
-        event = StoredEvent(
-            position, stream_id, row.version, row.type, row.schema_version, row.data,
-            recorded_at, row.prev_hash, row.hash,
-        )  # fmt: skip
-        event._state.adding = False
-        event._state.db = connection.alias
-        events.append(event)
-    return events
+    alias = connection.alias
+    return [
+        _event(alias, (position, stream_id, row.version, row.type, row.schema_version, row.data,
+                       recorded_at, row.prev_hash, row.hash))
+        for position, row in zip(sorted(positions), rows, strict=True)
+    ]  # fmt: skip
 
 
 def _insert_postgres(
@@ -383,6 +390,20 @@ def _insert_sqlite(
     return [int(p) for (p,) in cursor.fetchall()]
 
 
+_FIELDS = tuple(f.strip() for f in COLUMNS.split(","))
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _event(alias: str, values: Sequence[Any]) -> StoredEvent:
+    """A loaded StoredEvent without Model.__init__ (this is the hot path of replay and reads)."""
+    event = StoredEvent.__new__(StoredEvent)
+    event.__dict__.update(zip(_FIELDS, values, strict=True))
+    state = event._state = ModelState()
+    state.adding = False
+    state.db = alias
+    return event
+
+
 def _is_version_conflict(exc: IntegrityError) -> bool:
     diag = getattr(exc.__cause__, "diag", None)
     if diag is not None:
@@ -394,22 +415,30 @@ def _build(
     connection: BaseDatabaseWrapper, rows: Sequence[Sequence[Any]], upcast_events: bool
 ) -> list[StoredEvent]:
     events = []
-    sqlite = connection.vendor == "sqlite"
     alias = connection.alias
+    loads = json.loads
+    times: dict[Any, datetime] = {}  # one append shares one recorded_at
     for position, stream_id, version, type_, schema_version, data, at, prev, hash_ in rows:
         if isinstance(data, str):
-            data = json.loads(data)
-        if sqlite:
-            # SQLite hands back naive UTC (a datetime or, from raw SQL, text).
-            at = (datetime.fromisoformat(at) if isinstance(at, str) else at).replace(tzinfo=UTC)
-        event = StoredEvent(
-            position, stream_id, version, type_, schema_version, data, at, prev, hash_
-        )
-        event._state.adding = False
-        event._state.db = alias
+            data = loads(data)
+        if (recorded_at := times.get(at)) is None:
+            recorded_at = times[at] = _recorded_at(at)
+        event = _event(
+            alias, (position, stream_id, version, type_, schema_version, data, recorded_at,
+                    prev, hash_)
+        )  # fmt: skip
         if upcast_events and (type_, schema_version) in UPCASTERS:
             # Keep the stored shape: the hash chain is over it, not over the upcast one.
             event._stored = (schema_version, data)  # type: ignore[attr-defined]
             event.schema_version, event.data = upcast(type_, schema_version, copy.deepcopy(data))
         events.append(event)
     return events
+
+
+def _recorded_at(value: Any) -> datetime:
+    """recorded_at as selected: integer epoch microseconds (PostgreSQL) or naive UTC (SQLite)."""
+    if isinstance(value, int):
+        return _EPOCH + timedelta(microseconds=value)
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
