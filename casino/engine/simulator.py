@@ -140,12 +140,14 @@ def _allowed(rules: RuleSet, state: RoundState) -> set[Move]:
     return allowed
 
 
-_MOVE_COMMANDS: Final[dict[Move, type[Hit | Stand | Double | Split]]] = {
-    HIT: Hit,
-    STAND: Stand,
-    DOUBLE: Double,
-    SPLIT: Split,
-}
+def _commands_for(player_id: str) -> dict[Move, Command]:
+    """The four play commands of a player (immutable, so built once and reused)."""
+    return {
+        HIT: Hit(player_id),
+        STAND: Stand(player_id),
+        DOUBLE: Double(player_id),
+        SPLIT: Split(player_id),
+    }
 
 
 def play_banked_round(rules: RuleSet, shoe: Shoe, opening: OpenRound, bets: PlaceBet) -> RoundState:
@@ -154,16 +156,16 @@ def play_banked_round(rules: RuleSet, shoe: Shoe, opening: OpenRound, bets: Plac
     _, state = step(state, bets, _NOW, shoe)
     up = state.dealer.cards[1 - rules.hole_card_index]
     das = rules.double_after_split
+    commands = _commands_for(bets.player_id)
     while state.settlement is None:
         command: Command
         if state.phase == INSURANCE:
             box = next(b for b in state.boxes if b.insurance_status in _OPEN_OFFERS)
             command = DeclineInsurance(box.player_id, box.box)
         else:
-            box = state.boxes[state.turn]
-            hand = box.hands[state.turn_hand]
+            hand = state.boxes[state.turn].hands[state.turn_hand]
             move = basic_strategy(hand.cards, up, _allowed(rules, state), double_after_split=das)
-            command = _MOVE_COMMANDS[move](box.player_id)
+            command = commands[move]
         _, state = step(state, command, _NOW, shoe)
     return state
 
@@ -175,10 +177,10 @@ def play_duel_round(shoe: Shoe, opening: OpenRound, strategy: DuelStrategy) -> R
     """One duel: each seat in turn hits by `strategy` until it stands or busts."""
     _, state = step(None, opening, _NOW, shoe)
     for seat, participant in enumerate(opening.participants):
+        hit, stand = Hit(participant.player_id), Stand(participant.player_id)
         while state.settlement is None and state.boxes[seat].hands[0].status == "open":
             move = strategy.move(state.boxes[seat].hands[0].cards)
-            command = Hit(participant.player_id) if move == HIT else Stand(participant.player_id)
-            _, state = step(state, command, _NOW, shoe)
+            _, state = step(state, hit if move == HIT else stand, _NOW, shoe)
     return state
 
 

@@ -15,7 +15,7 @@ rank is read, so a bare rank (``"T"``, ``"A"``) works too.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -132,7 +132,7 @@ def hand_total(cards: Iterable[str]) -> tuple[int, bool]:
 def basic_strategy(
     cards: Sequence[str],
     dealer_up: str,
-    allowed: Iterable[Move],
+    allowed: Collection[Move],
     *,
     double_after_split: bool = True,
 ) -> Move:
@@ -141,37 +141,33 @@ def basic_strategy(
     ``allowed`` is what the rules permit right now (e.g. ``{"hit", "stand", "double"}``);
     the returned move is always one of them. ``double_after_split`` picks the pair chart.
     """
-    permitted = frozenset(allowed)
-    if not permitted:
+    if not allowed:
         raise ValueError("no move is allowed")
-    up = card_value(dealer_up)
-    if SPLIT in permitted and len(cards) == 2 and card_value(cards[0]) == card_value(cards[1]):
-        pairs = PAIRS_DAS if double_after_split else PAIRS_NO_DAS
-        if pairs[card_value(cards[0])][up] == "P":
-            return SPLIT
+    up = _RANK_VALUES[dealer_up[0]]
+    if SPLIT in allowed and len(cards) == 2:
+        first = _RANK_VALUES[cards[0][0]]
+        if first == _RANK_VALUES[cards[1][0]]:
+            pairs = PAIRS_DAS if double_after_split else PAIRS_NO_DAS
+            if pairs[first][up] == "P":
+                return SPLIT
     total, soft = hand_total(cards)
     if total > 21:
         raise ValueError(f"hand {list(cards)} is bust")
-    table = SOFT if soft else HARD
-    return _resolve(table[max(total, 4)][up], permitted)
-
-
-def _resolve(cell: str, permitted: frozenset[Move]) -> Move:
-    """Turn a chart cell into a permitted move (a double that is not allowed falls back)."""
-    wanted: tuple[Move, ...]
-    if cell == "D":
-        wanted = (DOUBLE, HIT, STAND)
-    elif cell == "Ds":
-        wanted = (DOUBLE, STAND, HIT)
-    elif cell == "H":
-        wanted = (HIT, STAND)
-    else:
-        wanted = (STAND, HIT)
-    for move in wanted:
-        if move in permitted:
+    cell = (SOFT if soft else HARD)[max(total, 4)][up]
+    for move in _PREFERENCES[cell]:
+        if move in allowed:
             return move
     # Only a split or double is left (a rule set would have to forbid hit and stand).
-    return next(iter(sorted(permitted)))
+    return sorted(allowed)[0]
+
+
+# What each chart cell asks for, best first (a double that is not allowed falls back).
+_PREFERENCES: Final[dict[str, tuple[Move, ...]]] = {
+    "D": (DOUBLE, HIT, STAND),
+    "Ds": (DOUBLE, STAND, HIT),
+    "H": (HIT, STAND),
+    "S": (STAND, HIT),
+}
 
 
 def takes_insurance(cards: Sequence[str], dealer_up: str) -> bool:
