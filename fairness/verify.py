@@ -14,7 +14,6 @@ import argparse
 import hashlib
 import itertools
 import json
-import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -36,8 +35,6 @@ from fairness.receipt import (
 from fairness.receipt import key_id as compute_key_id
 from fairness.shoe import FairnessInputError, FairShoe
 
-WHITESPACE = re.compile(r"[ \t\n\r]*")
-
 
 def _reject_float(text: str) -> Any:
     raise ValueError(f"number {text} is not an integer (money is integer micro-USDC)")
@@ -57,53 +54,39 @@ class Spans:
 
 
 def parse_line(text: str) -> tuple[Any, Spans]:
-    """Parse one bundle line, noting the text span of the receipt and of every event."""
+    """Parse one bundle line and, if it is written canonically, locate the receipt and events.
+
+    The spans are only candidates: an event span counts only if its bytes (minus the hash
+    member) hash to the recorded hash, and the receipt span only if the signature covers it, so
+    a line that is not canonical (or is crafted) falls back to re-encoding, never to a pass.
+    """
+    bundle = _DECODER.decode(text)
     spans = Spans(text)
-    raw_decode, ws = _DECODER.raw_decode, WHITESPACE.match
-    i = ws(text, 0).end()  # type: ignore[union-attr]
-    if text[i : i + 1] != "{":
-        return _DECODER.decode(text), spans
-    bundle: dict[str, Any] = {}
-    i = ws(text, i + 1).end()  # type: ignore[union-attr]
-    while text[i : i + 1] != "}":
-        key, i = raw_decode(text, i)
-        i = ws(text, i).end()  # type: ignore[union-attr]
-        if text[i : i + 1] != ":":
-            raise ValueError(f"expected ':' at character {i}")
-        i = ws(text, i + 1).end()  # type: ignore[union-attr]
-        if key == "events" and text[i : i + 1] == "[":
-            value, i = _parse_events(text, i, spans)
-        else:
-            start = i
-            value, i = raw_decode(text, i)
-            if key == "receipt":
-                spans.receipt = (start, i)
-        bundle[key] = value
-        i = ws(text, i).end()  # type: ignore[union-attr]
-        if text[i : i + 1] == ",":
-            i = ws(text, i + 1).end()  # type: ignore[union-attr]
-        elif text[i : i + 1] != "}":
-            raise ValueError(f"expected ',' or '}}' at character {i}")
-    if text[i + 1 :].strip():
-        raise ValueError(f"extra data after character {i}")
+    if not isinstance(bundle, dict):
+        return bundle, spans
+    events = bundle.get("events")
+    # One "events" key, first: the array at offset 10 is the one the parser returned.
+    if isinstance(events, list) and text.startswith('{"events":[') and text.count('"events":') == 1:
+        position, last = 11, len(events) - 1
+        for index, event in enumerate(events):
+            if not isinstance(event, dict) or type(event.get("version")) is not int:
+                break
+            marker = f'"version":{event["version"]}}}'  # canonical: "version" is the last key
+            end = text.find(marker, position)
+            if end < 0:
+                break
+            end += len(marker)
+            if text[end : end + 1] != ("]" if index == last else ","):
+                break
+            spans.events.append((position, end))
+            position = end + 1
+    # One "receipt" key, and "signature" (the last key) right after it.
+    if text.count('"receipt":') == 1:
+        start = text.find('"receipt":') + len('"receipt":')
+        end = text.rfind(',"signature":"')
+        if start < end and text[start : start + 1] == "{" and text[end - 1 : end] == "}":
+            spans.receipt = (start, end)
     return bundle, spans
-
-
-def _parse_events(text: str, i: int, spans: Spans) -> tuple[list[Any], int]:
-    raw_decode, ws = _DECODER.raw_decode, WHITESPACE.match
-    events: list[Any] = []
-    i = ws(text, i + 1).end()  # type: ignore[union-attr]
-    while text[i : i + 1] != "]":
-        start = i
-        event, i = raw_decode(text, i)
-        events.append(event)
-        spans.events.append((start, i))
-        i = ws(text, i).end()  # type: ignore[union-attr]
-        if text[i : i + 1] == ",":
-            i = ws(text, i + 1).end()  # type: ignore[union-attr]
-        elif text[i : i + 1] != "]":
-            raise ValueError(f"expected ',' or ']' at character {i}")
-    return events, i + 1
 
 
 def _body_bytes(event: Mapping[str, Any], spans: Spans | None, index: int) -> bytes | None:
@@ -115,7 +98,8 @@ def _body_bytes(event: Mapping[str, Any], spans: Spans | None, index: int) -> by
     if "prev_hash" in event:  # sorted keys: "prev_hash" directly follows "hash"
         member += f',"prev_hash":"{event["prev_hash"]}"'
     cut = spans.text.rfind(member, start, end)
-    if cut < 0:
+    # The member must sit at the top level, right before "recorded_at" as canonical JSON has it.
+    if cut < 0 or not spans.text.startswith(',"recorded_at":"', cut + len(member)):
         return None
     return (spans.text[start:cut] + spans.text[cut + len(member) : end]).encode("utf-8")
 

@@ -278,3 +278,46 @@ def test_cli_with_jobs_reports_every_line_in_order(tmp_path: Path) -> None:
     assert [r.split(":")[0].split()[-1] for r in rows[:6]] == [f"r{n}" for n in range(1, 7)]
     assert rows[3].startswith("FAIL line 4 round r4: signature: ")
     assert rows[6].startswith("6 rounds: 5 verified, 1 failed") and "engine replay on" in rows[6]
+
+
+def canonical_text(line: dict[str, Any]) -> str:
+    return json.dumps(line, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def test_canonical_lines_are_checked_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    import fairness.verify as verify_module
+
+    def no_reencoding(*args: Any) -> Any:
+        raise AssertionError("a canonical line should not need re-encoding")
+
+    text = canonical_text(bundle(2))
+    monkeypatch.setattr(verify_module, "event_hash", no_reencoding)
+    monkeypatch.setattr(verify_module, "verify_receipt", no_reencoding)
+    assert [r.ok for r in verify_lines([text], KeyRing())] == [True]
+
+
+def test_other_layouts_verify_by_re_encoding() -> None:
+    line = bundle(2)
+    pretty = json.dumps(line, indent=2)
+    reordered = json.dumps(dict(reversed(list(line.items()))))
+    lines = [pretty.replace("\n", " "), reordered]
+    assert [r.ok for r in verify_lines(lines, KeyRing())] == [True, True]
+
+
+def test_a_second_events_or_receipt_key_cannot_smuggle_a_forgery_past_the_checks() -> None:
+    genuine = bundle(2)
+    text = canonical_text(genuine)
+    forged_events = json.loads(json.dumps(genuine["events"]))
+    dealt = next(e for e in forged_events if e["type"].endswith("CardDealt"))
+    dealt["data"]["card"] = "AS" if dealt["data"]["card"] != "AS" else "KD"
+    # JSON parsers keep the last duplicate key: the forged events, after the genuine ones.
+    smuggled = text[:-1] + ',"events":' + json.dumps(forged_events, separators=(",", ":")) + "}"
+    forged_receipt = {**genuine["receipt"], "server_seed": CHAIN.seed(3)}
+    sneaky = text.replace(
+        ',"signature":"',
+        ',"receipt":' + json.dumps(forged_receipt, separators=(",", ":")) + ',"signature":"',
+    )
+    reports = list(verify_lines([smuggled, sneaky], KeyRing()))
+    assert [r.ok for r in reports] == [False, False]
+    assert any(f.startswith("event hash: version ") for f in reports[0].failures)
+    assert reports[1].failures[0].startswith("signature: not a valid Ed25519 signature")
