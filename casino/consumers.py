@@ -29,7 +29,7 @@ CLOSE_TOO_BIG = 1009
 CLOSE_POLICY = 1008
 
 
-class TableConsumer(AsyncWebsocketConsumer):
+class TableConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
     """One browser or bot watching one table."""
 
     async def connect(self) -> None:

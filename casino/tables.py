@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from typing import Any, cast
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -100,7 +101,7 @@ def table_create(
             stake=stake if rules.kind == DUEL else 0,
             seats=seats,
             chip_unit=unit,
-            owner=owner,
+            owner=cast(Any, owner),
         )
 
 
@@ -199,7 +200,7 @@ def table_deal(
             code="too_many_boxes",
         )
     needed = sum(amounts)
-    available = wallet_balances(user_id=int(user.pk))["player_available"]  # type: ignore[arg-type]
+    available = wallet_balances(user_id=int(user.pk))["player_available"]
     if needed > available:  # checked before a round opens: a refused bet changes nothing
         raise ConflictError(
             "Insufficient funds for this bet.",

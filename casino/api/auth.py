@@ -68,7 +68,7 @@ class LogoutApi(GameApi):
 
     @extend_schema(operation_id="auth_logout", request=None, responses={204: None})
     def post(self, request: Request) -> Response:
-        Token.objects.filter(user_id=request.user.pk).delete()
+        Token.objects.filter(user=request.user).delete()  # type: ignore[misc]
         logout(request._request)
         return Response(status=204)
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
+from django.contrib.auth.models import AbstractBaseUser
 from rest_framework import serializers
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.permissions import IsAuthenticated
@@ -38,6 +39,11 @@ def user_pk(request: Request) -> int:
     return int(pk)
 
 
+def request_user(request: Request) -> AbstractBaseUser:
+    """The authenticated caller (the views require authentication)."""
+    return cast(AbstractBaseUser, request.user)
+
+
 def round_get(round_id: str) -> Round:
     """The round's projection, 404 for an unknown or malformed id."""
     if not ROUND_ID_RE.fullmatch(round_id):
@@ -53,7 +59,7 @@ def round_for_player(request: Request, round_id: str, *, staff_may_read: bool = 
     found = round_get(round_id)
     if staff_may_read and request.user.is_staff:
         return found
-    if not RoundPlayer.objects.filter(round=found, user_id=request.user.pk).exists():
+    if not RoundPlayer.objects.filter(round=found, user_id=user_pk(request)).exists():
         raise ApplicationError(
             "You do not play in this round.", code="not_a_participant", status_code=403
         )

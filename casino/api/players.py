@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from casino import preferences, selectors
-from casino.api.common import GameApi, round_for_player
+from casino.api.common import GameApi, request_user, round_for_player
 from casino.engine.views import view
 from casino.models import Round, RoundStatus
 from casino.services import round_state_for
@@ -43,7 +43,9 @@ class PreferencesApi(GameApi):
 
     @extend_schema(operation_id="preferences_get", responses=OutputSerializer)
     def get(self, request: Request) -> Response:
-        return Response(self.OutputSerializer(preferences.preferences_get(user=request.user)).data)
+        return Response(
+            self.OutputSerializer(preferences.preferences_get(user=request_user(request))).data
+        )
 
     @extend_schema(
         operation_id="preferences_update", request=InputSerializer, responses=OutputSerializer
@@ -51,7 +53,9 @@ class PreferencesApi(GameApi):
     def patch(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        prefs = preferences.preferences_update(user=request.user, changes=dict(data.validated_data))
+        prefs = preferences.preferences_update(
+            user=request_user(request), changes=dict(data.validated_data)
+        )
         return Response(self.OutputSerializer(prefs).data)
 
 
@@ -117,7 +121,7 @@ class RecallListApi(GameApi):
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         rounds = selectors.player_rounds(
-            user=request.user,
+            user=request_user(request),
             limit=filters.validated_data["limit"],
             status=filters.validated_data.get("status"),
         )
@@ -132,7 +136,9 @@ class RecallCurrentApi(GameApi):
 
     @extend_schema(operation_id="recall_current", responses=RecallOut(many=True))
     def get(self, request: Request) -> Response:
-        rounds = selectors.player_rounds(user=request.user, limit=10, status=RoundStatus.OPEN)
+        rounds = selectors.player_rounds(
+            user=request_user(request), limit=10, status=RoundStatus.OPEN
+        )
         return Response([_recall(r, request.user, {}) for r in rounds])
 
 

@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from casino import selectors, tables
-from casino.api.common import GameApi, RoundOut, round_body, table_get, user_pk
+from casino.api.common import GameApi, RoundOut, request_user, round_body, table_get, user_pk
 from casino.api.idempotency import HEADER, idempotent_response
 from casino.engine.rules import RULESETS
 from casino.engine.views import Viewer, view
@@ -75,7 +75,7 @@ class TableListApi(GameApi):
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         found = selectors.tables_list(
-            user=request.user, ruleset=filters.validated_data.get("ruleset")
+            user=request_user(request), ruleset=filters.validated_data.get("ruleset")
         )
         return Response(TableOut(found, many=True).data)
 
@@ -150,7 +150,9 @@ class TablePersonalApi(GameApi):
         ruleset = data.validated_data["ruleset"]
 
         def perform() -> tuple[int, dict[str, Any]]:
-            return 200, _table_body(tables.table_personal(user=request.user, ruleset=ruleset))
+            return 200, _table_body(
+                tables.table_personal(user=request_user(request), ruleset=ruleset)
+            )
 
         return idempotent_response(
             request, operation="tables_personal", payload={"ruleset": ruleset}, perform=perform
@@ -163,7 +165,7 @@ class TableSitApi(GameApi):
         table = table_get(table_id)
 
         def perform() -> tuple[int, dict[str, Any]]:
-            tables.seat_take(table=table, user=request.user)
+            tables.seat_take(table=table, user=request_user(request))
             return 200, _table_body(table)
 
         return idempotent_response(
@@ -179,7 +181,7 @@ class TableLeaveApi(GameApi):
         table = table_get(table_id)
 
         def perform() -> tuple[int, dict[str, Any]]:
-            tables.seat_leave(table=table, user=request.user)
+            tables.seat_leave(table=table, user=request_user(request))
             return 200, _table_body(table)
 
         return idempotent_response(
@@ -207,7 +209,7 @@ class TableReadyApi(GameApi):
         ready = data.validated_data["ready"]
 
         def perform() -> tuple[int, dict[str, Any]]:
-            tables.seat_ready(table=table, user=request.user, ready=ready)
+            tables.seat_ready(table=table, user=request_user(request), ready=ready)
             return 200, _table_body(table)
 
         return idempotent_response(
@@ -252,7 +254,9 @@ class TableDealApi(GameApi):
         player_id = str(user_pk(request))
 
         def perform() -> tuple[int, dict[str, Any]]:
-            result = tables.table_deal(table=table, user=request.user, mode=mode, bets=bets)
+            result = tables.table_deal(
+                table=table, user=request_user(request), mode=mode, bets=bets
+            )
             return 200, round_body(
                 round_id=result.round.id,
                 version=result.round.version,

@@ -45,7 +45,11 @@ def test_wrong_password_and_anonymous_requests_are_401() -> None:
     )
     assert_error(wrong, 401, "authentication_failed")
     assert_error(client.get("/api/tables/"), 401, "not_authenticated")
-    assert_error(client.post("/api/auth/login/", "[1]", content_type="application/json"), 400, "invalid_input")
+    assert_error(
+        client.post("/api/auth/login/", "[1]", content_type="application/json"),
+        400,
+        "invalid_input",
+    )
 
 
 def test_personal_table_is_created_once_and_seats_its_owner(api: Api) -> None:
@@ -87,7 +91,9 @@ def test_staff_create_table_with_limits_and_validation() -> None:
 
 
 def test_sit_and_leave_a_shared_table_and_a_full_table_is_409() -> None:
-    table = Table.objects.create(name="t", ruleset="duel", min_bet=10**6, max_bet=10**6, stake=10**6, seats=2)
+    table = Table.objects.create(
+        name="t", ruleset="duel", min_bet=10**6, max_bet=10**6, stake=10**6, seats=2
+    )
     a, b, c = (Api(make_player()) for _ in range(3))
     assert a.post(f"/api/tables/{table.pk}/sit/").json()["seated"][0]["user_id"] == a.user.pk
     b.post(f"/api/tables/{table.pk}/sit/")

@@ -224,7 +224,7 @@ def test_recall_lists_my_last_rounds_with_proof_and_resume_shows_the_open_one(
                 st.none(),
                 st.booleans(),
                 st.integers(),
-                st.floats(allow_nan=True),
+                st.floats(allow_nan=False, allow_infinity=False),
                 st.text(max_size=12),
                 st.lists(st.one_of(st.text(max_size=8), st.integers()), max_size=5),
             ),
