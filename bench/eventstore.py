@@ -12,6 +12,7 @@ import functools
 import multiprocessing as mp
 import os
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -163,7 +164,8 @@ def _peer_round(app: Application[Any], n: int) -> str:
     return str(r.id)
 
 
-def _writer(side: str, barrier: Any, seconds: float, results: Any) -> None:
+def _writer(side: str, commands: Any, barrier: Any, results: Any) -> None:
+    """A writer process: warm up once, then one timed run per command until None."""
     try:
         if side == "ours":
             _django()
@@ -176,34 +178,66 @@ def _writer(side: str, barrier: Any, seconds: float, results: Any) -> None:
         barrier.abort()
         results.put((0, [], repr(exc)))
         raise
-    ids: list[str] = []
-    barrier.wait(timeout=120)
-    deadline = time.perf_counter() + seconds
-    while time.perf_counter() < deadline:
-        ids.append(one_round(len(ids)))
-    results.put((len(ids), ids[:200], None))
+    while (seconds := commands.get()) is not None:
+        ids: list[str] = []
+        barrier.wait(timeout=600)
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            ids.append(one_round(len(ids)))
+        results.put((len(ids), ids[:100], None))
 
 
-def measure_appends(side: str, writers: int, seconds: float) -> tuple[float, list[str]]:
-    """Rounds per second of `writers` processes appending 7-event rounds for `seconds`."""
-    ctx = mp.get_context("spawn")
-    barrier = ctx.Barrier(writers + 1)
-    results = ctx.Queue()
-    procs = [
-        ctx.Process(target=_writer, args=(side, barrier, seconds, results)) for _ in range(writers)
-    ]
-    for proc in procs:
-        proc.start()
+class Writers:
+    """`count` writer processes of one side, kept alive across repeated timed runs."""
+
+    def __init__(self, side: str, count: int) -> None:
+        ctx = mp.get_context("spawn")
+        self.side, self.count = side, count
+        self.commands, self.results = ctx.Queue(), ctx.Queue()
+        self.barrier = ctx.Barrier(count + 1)
+        self.procs = [
+            ctx.Process(target=_writer, args=(side, self.commands, self.barrier, self.results))
+            for _ in range(count)
+        ]
+        for proc in self.procs:
+            proc.start()
+
+    def run(self, seconds: float) -> tuple[float, list[str]]:
+        """Rounds per second of all writers appending 7-event rounds for `seconds`."""
+        for _ in self.procs:
+            self.commands.put(seconds)
+        try:
+            self.barrier.wait(timeout=600)
+        except Exception:
+            outcome = self.results.get(timeout=10)
+            raise RuntimeError(f"{self.side} writer failed to start: {outcome[2]}") from None
+        outcomes = [self.results.get(timeout=seconds + 120) for _ in self.procs]
+        rounds = sum(count for count, _, _ in outcomes)
+        return rounds / seconds, [i for _, ids, _ in outcomes for i in ids]
+
+    def close(self) -> None:
+        """Stop the writer processes."""
+        for _ in self.procs:
+            self.commands.put(None)
+        for proc in self.procs:
+            proc.join(60)
+
+
+def measure_appends(writers: int, seconds: float, reps: int) -> dict[str, Any]:
+    """Both sides, alternating runs (the machine is shared): the median rounds/s of each."""
+    pools = {side: Writers(side, writers) for side in ("ours", "eventsourcing")}
+    runs: dict[str, list[float]] = {side: [] for side in pools}
+    ids: dict[str, list[str]] = {side: [] for side in pools}
     try:
-        barrier.wait(timeout=120)
-    except Exception:
-        outcome = results.get(timeout=10)
-        raise RuntimeError(f"{side} writer failed to start: {outcome[2]}") from None
-    outcomes = [results.get(timeout=seconds + 120) for _ in procs]
-    for proc in procs:
-        proc.join()
-    rounds = sum(count for count, _, _ in outcomes)
-    return rounds / seconds, [i for _, ids, _ in outcomes for i in ids]
+        for _ in range(reps):
+            for side, pool in pools.items():
+                rate, some = pool.run(seconds)
+                runs[side].append(rate)
+                ids[side] += some
+    finally:
+        for pool in pools.values():
+            pool.close()
+    return {"median": {k: statistics.median(v) for k, v in runs.items()}, "runs": runs, "ids": ids}
 
 
 # --- replay and log reading ----------------------------------------------------------------
@@ -308,9 +342,9 @@ def _conditions() -> dict[str, Any]:
 
     with connection.cursor() as cursor:
         cursor.execute("SHOW server_version")
-        pg = cursor.fetchone()[0]  # type: ignore[index]
+        pg = cursor.fetchone()[0]
         cursor.execute("SHOW synchronous_commit")
-        sync = cursor.fetchone()[0]  # type: ignore[index]
+        sync = cursor.fetchone()[0]
     import eventsourcing
 
     return {
@@ -324,7 +358,7 @@ def _conditions() -> dict[str, Any]:
 
 
 def run(quick: bool) -> dict[str, Any]:
-    """Run every measure once, print the figures with their conditions, return them."""
+    """Run every measure, print the figures with their conditions, return them."""
     if not os.environ.get("DATABASE_URL", "").startswith("postgres"):
         print("eventstore bench: needs DATABASE_URL=postgres://... (skipped)")
         return {"skipped": "needs DATABASE_URL (PostgreSQL)"}
@@ -334,29 +368,34 @@ def run(quick: bool) -> dict[str, Any]:
     from casino.eventstore.store import last_position
 
     call_command("migrate", "eventstore", verbosity=0)
-    seconds = 3.0 if quick else 10.0
-    figures: dict[str, Any] = {"conditions": _conditions(), "seconds_per_measure": seconds}
+    seconds, reps = (3.0, 2) if quick else (8.0, 3)
+    figures: dict[str, Any] = {
+        "conditions": _conditions(),
+        "method": f"{reps} alternating runs of {seconds:g} s per side and measure; medians",
+    }
     ours_from, peer_from = last_position(), _peer_max_id()
-    ours_ids: list[str] = []
-    peer_ids: list[str] = []
+    ids: dict[str, list[str]] = {"ours": [], "eventsourcing": []}
     for writers in (1, 8):
-        for side in ("ours", "eventsourcing"):
-            rate, ids = measure_appends(side, writers, seconds)
-            (ours_ids if side == "ours" else peer_ids).extend(ids)
-            figures[f"append_{side}_{writers}w_rounds_s"] = round(rate)
-            figures[f"append_{side}_{writers}w_events_s"] = round(rate * EVENTS_PER_ROUND)
-    replay = measure_replay(ours_ids[:500], peer_ids[:500], seconds)
-    figures["replay_ours_rounds_s"] = round(replay["ours"])
-    figures["replay_eventsourcing_get_rounds_s"] = round(replay["eventsourcing"])
+        appends = measure_appends(writers, seconds, reps)
+        for side, rate in appends["median"].items():
+            ids[side] += appends["ids"][side]
+            figures[f"append_{writers}w_{side}_rounds_s"] = round(rate)
+            figures[f"append_{writers}w_{side}_events_s"] = round(rate * EVENTS_PER_ROUND)
+            figures[f"append_{writers}w_{side}_runs"] = [round(r) for r in appends["runs"][side]]
+    replays = [measure_replay(ids["ours"], ids["eventsourcing"], seconds / 2) for _ in range(reps)]
+    figures["replay_ours_rounds_s"] = round(statistics.median(r["ours"] for r in replays))
+    figures["replay_eventsourcing_get_rounds_s"] = round(
+        statistics.median(r["eventsourcing"] for r in replays)
+    )
     appended = min(_count_after(ours_from), _peer_max_id() - peer_from)
-    log = measure_log_read(ours_from, peer_from, appended)
+    logs = [measure_log_read(ours_from, peer_from, appended) for _ in range(reps)]
     figures["log_read_events"] = appended
-    figures["log_read_ours_events_s"] = round(log["ours"])
-    figures["log_read_eventsourcing_raw_events_s"] = round(log["eventsourcing_raw"])
-    figures["log_read_eventsourcing_decoded_events_s"] = round(log["eventsourcing_decoded"])
+    for key in ("ours", "eventsourcing_raw", "eventsourcing_decoded"):
+        figures[f"log_read_{key}_events_s"] = round(statistics.median(r[key] for r in logs))
     pg_seconds = 5 if quick else 10
     figures["pgbench_1c_tps"] = round(pgbench(1, pg_seconds))
     figures["pgbench_16c_tps"] = round(pgbench(16, pg_seconds))
+    figures["load_avg_1m_at_end"] = round(os.getloadavg()[0], 2)
     _print(figures)
     return figures
 
@@ -368,7 +407,7 @@ def _count_after(position: int) -> int:
         cursor.execute(
             "SELECT count(*) FROM eventstore_storedevent WHERE position > %s", [position]
         )
-        return int(cursor.fetchone()[0])  # type: ignore[index]
+        return int(cursor.fetchone()[0])
 
 
 def _print(figures: dict[str, Any]) -> None:

@@ -18,7 +18,8 @@ BEGIN
         RETURN NULL;
     END IF;
     RAISE EXCEPTION '{TABLE} is append-only: % rejected', TG_OP
-        USING ERRCODE = 'insufficient_privilege';
+        USING ERRCODE = 'insufficient_privilege',
+              HINT = 'Tests: casino.eventstore.testing.purge_events_for_tests() before a flush.';
 END;
 $$;
 CREATE TRIGGER eventstore_no_update_delete BEFORE UPDATE OR DELETE ON {TABLE}
