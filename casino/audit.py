@@ -11,11 +11,12 @@ published terminal, and the round's ledger legs against its events.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from casino.eventstore.models import StoredEvent
 from casino.models import Round, RoundStatus
 from casino.roundmoney import round_legs_problems
 from casino.seeds import bundle_events
@@ -58,12 +59,15 @@ def select_rounds(
     return list(rounds.values_list("id", flat=True))
 
 
-def bundle_line(round_id: str) -> dict[str, Any] | None:
+def bundle_line(
+    round_id: str, stored: Sequence[StoredEvent] | None = None
+) -> dict[str, Any] | None:
     """The verifier's line for a finished round: its signed receipt and its events as stored now."""
     proof = RoundProof.objects.filter(round_id=round_id).first()
     if proof is None:
         return None
-    stored, _ = round_load(round_id=round_id)
+    if stored is None:
+        stored, _ = round_load(round_id=round_id)
     public = SigningKey.objects.filter(key_id=proof.key_id).values_list("public_key", flat=True)
     line: dict[str, Any] = {
         "format": "fairness-v1-bundle",
@@ -136,7 +140,7 @@ def audit_round(
     report.problems.extend(round_legs_problems(round_id, (stored_to_event(e) for e in stored)))
     if not state.finished:
         return report
-    line = bundle_line(round_id)
+    line = bundle_line(round_id, stored)
     if line is None:
         report.problems.append("receipt: the finished round has no signed receipt")
         return report

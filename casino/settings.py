@@ -83,11 +83,15 @@ TEMPLATES = [
 
 
 def database_config(url: str | None) -> dict[str, Any]:
-    """The default database: SQLite file when no URL, PostgreSQL with Django's pool otherwise."""
-    if not url:
+    """The default database: SQLite file when no URL, PostgreSQL with Django's pool otherwise.
+
+    `sqlite:////abs/path.sqlite3` selects another SQLite file with the same options.
+    """
+    if not url or url.startswith("sqlite:"):
+        name = environ.Env.db_url_config(url)["NAME"] if url else str(BASE_DIR / "db.sqlite3")
         return {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": str(BASE_DIR / "db.sqlite3"),
+            "NAME": name,
             "OPTIONS": {
                 "timeout": 20,
                 # Writers serialize at BEGIN (no upgrade deadlocks); the event store relies on it.

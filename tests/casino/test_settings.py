@@ -76,3 +76,11 @@ def test_environment_secrets_win_over_the_local_file(
     monkeypatch.setenv("SECRET_KEY", "from-the-environment-0123456789")
     values = load_secrets(base_dir=tmp_path, debug=True)
     assert values["SECRET_KEY"] == "from-the-environment-0123456789"
+
+
+def test_a_sqlite_url_keeps_the_embedded_options(tmp_path: Path) -> None:
+    config = project_settings.database_config(f"sqlite:///{tmp_path}/other.sqlite3")
+    assert config["ENGINE"] == "django.db.backends.sqlite3"
+    assert config["NAME"] == f"{tmp_path}/other.sqlite3"
+    assert config["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
+    assert "journal_mode=WAL" in config["OPTIONS"]["init_command"]

@@ -1,0 +1,117 @@
+"""Full rounds through the round service, and `audit` over them.
+
+`python -m bench service [--quick]` (or `python bench/service.py`). With DATABASE_URL set to
+PostgreSQL it uses a scratch database `<db>_servicebench`; otherwise a temporary SQLite file.
+Each rule set is played by `manage.py play` (events, ledger, projections, receipt, fair shoe)
+in a fresh process; the figures are rounds/s, SQL queries per round, where the time goes
+(cProfile, grouped by package), and `audit` rounds/s over everything played.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+ROOT = Path(__file__).resolve().parent.parent
+RULESETS = (("classic", 1), ("atlantic_city", 1), ("duel_classic", 3), ("duel", 3))
+
+# Runs inside a fresh interpreter with DATABASE_URL pointing at the scratch database.
+WORKER = r"""
+import cProfile, json, os, pstats, sys, time
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "casino.settings")
+import django
+django.setup()
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from casino.play import play
+from casino.audit import audit, select_rounds
+
+ruleset, players, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+play(ruleset=ruleset, rounds=2, players=players)  # warm-up: chain creation, caches
+profile = cProfile.Profile()
+with CaptureQueriesContext(connection) as queries:
+    profile.enable()
+    report = play(ruleset=ruleset, rounds=rounds, players=players)
+    profile.disable()
+groups = {}
+for (filename, _, _), (_, _, tottime, _, _) in pstats.Stats(profile).stats.items():
+    for name in ("casino/engine", "casino/eventstore", "casino", "fairness", "ledger", "django",
+                 "psycopg", "sqlite3", "json", "hashlib", "cryptography"):
+        if f"/{name}/" in filename or filename.endswith(f"{name}.py") or name in filename:
+            groups[name] = groups.get(name, 0.0) + tottime
+            break
+    else:
+        groups["other"] = groups.get("other", 0.0) + tottime
+total = sum(groups.values()) or 1.0
+ids = select_rounds(finished_only=True)
+started = time.perf_counter()
+audited = audit(ids)
+audit_s = time.perf_counter() - started
+print(json.dumps({
+    "rounds": report.rounds,
+    "rounds_per_s": report.rounds / report.seconds,
+    "queries_per_round": len(queries.captured_queries) / report.rounds,
+    "time_share": {k: round(v / total, 3) for k, v in sorted(groups.items(), key=lambda g: -g[1])},
+    "audit_rounds": len(ids),
+    "audit_failed": sum(not r.ok for r in audited),
+    "audit_rounds_per_s": len(ids) / audit_s,
+}))
+"""
+
+
+def _scratch_database() -> tuple[str, str]:
+    """(DATABASE_URL for the bench, a description). Recreates the PostgreSQL scratch db."""
+    base = os.environ.get("DATABASE_URL", "")
+    if base.startswith("postgres"):
+        parsed = urlparse(base)
+        name = f"{parsed.path.lstrip('/') or 'casino'}_servicebench"
+        admin = parsed._replace(path="/postgres").geturl()
+        for sql in (f"DROP DATABASE IF EXISTS {name}", f"CREATE DATABASE {name}"):
+            subprocess.run(["psql", admin, "-qc", sql], check=True, capture_output=True)
+        return parsed._replace(path=f"/{name}").geturl(), f"PostgreSQL ({name})"
+    path = Path(tempfile.mkdtemp(prefix="servicebench-")) / "bench.sqlite3"
+    return f"sqlite:///{path}", "SQLite (WAL, temporary file)"
+
+
+def run(quick: bool) -> dict[str, Any]:
+    url, database = _scratch_database()
+    env = {**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "casino.settings"}
+    env.pop("REDIS_URL", None)  # the service path only: no publishing, eager tasks
+    python = sys.executable
+    subprocess.run(
+        [python, "manage.py", "migrate", "--noinput", "-v0"], cwd=ROOT, env=env, check=True
+    )
+    rounds = 20 if quick else 200
+    figures: dict[str, Any] = {
+        "conditions": f"{os.cpu_count()} cores, {database}, 1 process, fair shoe, "
+        f"{rounds} rounds per rule set after 2 warm-up rounds"
+    }
+    for ruleset, players in RULESETS:
+        out = subprocess.run(
+            [python, "-c", WORKER, ruleset, str(players), str(rounds)],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        result = json.loads(out.strip().splitlines()[-1])
+        figures[f"{ruleset}_rounds_per_s"] = round(result["rounds_per_s"], 1)
+        figures[f"{ruleset}_queries_per_round"] = round(result["queries_per_round"], 1)
+        figures[f"{ruleset}_time_share"] = result["time_share"]
+        figures["audit_rounds"] = result["audit_rounds"]
+        figures["audit_failed"] = result["audit_failed"]
+        figures["audit_rounds_per_s"] = round(result["audit_rounds_per_s"], 1)
+    return figures
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    for key, value in run(quick="--quick" in sys.argv).items():
+        print(f"{key:<32} {value}")
