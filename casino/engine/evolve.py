@@ -59,19 +59,33 @@ class ReplayError(ValueError):
 
 
 # Field positions: the hot handlers copy the state tuple and set fields by position, which
-# is several times cheaper than NamedTuple._replace (measured; see docs/rules.md).
+# is several times cheaper than NamedTuple._replace (measured; see the issue 3 notes).
 _F = {name: i for i, name in enumerate(RoundState._fields)}
-_PHASE, _BOXES, _DEALER, _NEXT = _F["phase"], _F["boxes"], _F["dealer"], _F["next_position"]
+_BOXES, _DEALER, _NEXT = _F["boxes"], _F["dealer"], _F["next_position"]
 assert _DEALER == _BOXES + 1 and _NEXT == _DEALER + 1, "card handlers rely on this order"
-_TURN, _TURN_HAND, _DEADLINE = _F["turn"], _F["turn_hand"], _F["deadline_ms"]
 
 
-def _with(s: RoundState, changes: dict[int, Any]) -> RoundState:
-    """A copy of `s` with the fields at the given positions changed."""
-    values = list(s)
-    for index, value in changes.items():
-        values[index] = value
-    return tuple.__new__(RoundState, values)
+def _setter(*names: str) -> Callable[..., RoundState]:
+    """A function (state, *values) -> a copy of state with the named fields set, built as
+    one tuple display: e.g. _setter("turn", "deadline_ms")(s, -1, None)."""
+    items = [name if name in names else f"s[{i}]" for i, name in enumerate(RoundState._fields)]
+    source = (
+        f"def set_fields(s, {', '.join(names)}):\n    return new(RoundState, ({', '.join(items)},))"
+    )
+    namespace: dict[str, Any] = {"new": tuple.__new__, "RoundState": RoundState}
+    exec(source, namespace)  # generated once at import, like dataclasses' own __init__
+    setter: Callable[..., RoundState] = namespace["set_fields"]
+    return setter
+
+
+_set_boxes = _setter("boxes")
+_set_closed = _setter("phase", "client_material", "deadline_ms")
+_set_hand_over = _setter("boxes", "next_position", "turn", "deadline_ms")
+_set_peeked = _setter("phase", "dealer_blackjack", "deadline_ms")
+_set_revealed = _setter("revealed", "deadline_ms")
+_set_turn = _setter("phase", "turn", "turn_hand", "deadline_ms")
+_set_stood = _setter("boxes", "turn", "deadline_ms")
+_set_settled = _setter("phase", "settlement", "turn", "deadline_ms")
 
 
 def _add_card(hand: Hand, card: str, position: int) -> Hand:
@@ -148,15 +162,15 @@ def _bet(s: RoundState, e: BetPlaced) -> RoundState:
     hand = Hand((), (), e.amount, 0, False, False, False, False, OPEN)
     box = Box(e.player_id, e.box, e.amount, (hand,), 0, INS_NONE)
     if not s.boxes:
-        return _with(s, {_BOXES: (box,)})
+        return _set_boxes(s, (box,))
     seat = {p.player_id: i for i, p in enumerate(s.opened.participants)}
     boxes = sorted((*s.boxes, box), key=lambda b: (seat[b.player_id], b.box))
-    return _with(s, {_BOXES: tuple(boxes)})
+    return _set_boxes(s, tuple(boxes))
 
 
 def _closed(s: RoundState, e: BettingClosed) -> RoundState:
     phase = DUELING if s.rules.kind == DUEL else PLAYING
-    return _with(s, {_PHASE: phase, _F["client_material"]: e.client_material, _DEADLINE: None})
+    return _set_closed(s, phase, e.client_material, None)
 
 
 def _check_position(s: RoundState, position: int) -> None:
@@ -175,7 +189,7 @@ def _player_card(s: RoundState, e: PlayerCardDealt) -> RoundState:
     boxes = _replace_box(s.boxes, i, _replace_hand(box, e.hand, hand))
     if hand.status != OPEN and s.turn == i and s.turn_hand == e.hand:
         # the hand in turn is over
-        return _with(s, {_BOXES: boxes, _NEXT: e.position + 1, _TURN: -1, _DEADLINE: None})
+        return _set_hand_over(s, boxes, e.position + 1, -1, None)
     # boxes, dealer and next_position are adjacent fields: one slice-and-join copy
     return tuple.__new__(
         RoundState, (*s[:_BOXES], boxes, s.dealer, e.position + 1, *s[_NEXT + 1 :])
@@ -215,16 +229,16 @@ def _even_money(s: RoundState, e: EvenMoneyTaken) -> RoundState:
 
 
 def _peeked(s: RoundState, e: DealerPeeked) -> RoundState:
-    return _with(s, {_PHASE: PLAYING, _F["dealer_blackjack"]: e.blackjack, _DEADLINE: None})
+    return _set_peeked(s, PLAYING, e.blackjack, None)
 
 
 def _hole_revealed(s: RoundState, e: HoleCardRevealed) -> RoundState:
-    return _with(s, {_F["revealed"]: True})
+    return _set_revealed(s, True, s.deadline_ms)
 
 
 def _turn(s: RoundState, e: TurnStarted) -> RoundState:
     i = _find_box(s, e.player_id, e.box)
-    return _with(s, {_PHASE: PLAYING, _TURN: i, _TURN_HAND: e.hand, _DEADLINE: e.deadline_ms})
+    return _set_turn(s, PLAYING, i, e.hand, e.deadline_ms)
 
 
 def _stood(s: RoundState, e: PlayerStood) -> RoundState:
@@ -234,8 +248,8 @@ def _stood(s: RoundState, e: PlayerStood) -> RoundState:
     hand = Hand(*hand[:-1], STOOD)
     boxes = _replace_box(s.boxes, i, _replace_hand(box, e.hand, hand))
     if s.phase == DUELING:
-        return _with(s, {_BOXES: boxes})  # the duel timer keeps running for the others
-    return _with(s, {_BOXES: boxes, _TURN: -1, _DEADLINE: None})
+        return _set_boxes(s, boxes)  # the duel timer keeps running for the others
+    return _set_stood(s, boxes, -1, None)
 
 
 def _doubled(s: RoundState, e: HandDoubled) -> RoundState:
@@ -265,11 +279,11 @@ def _timer(s: RoundState, e: DuelTimerStarted) -> RoundState:
 
 
 def _revealed(s: RoundState, e: CardsRevealed) -> RoundState:
-    return s._replace(revealed=True, deadline_ms=None)
+    return _set_revealed(s, True, None)
 
 
 def _settled(s: RoundState, e: RoundSettled) -> RoundState:
-    return _with(s, {_PHASE: SETTLED, _F["settlement"]: e, _TURN: -1, _DEADLINE: None})
+    return _set_settled(s, SETTLED, e, -1, None)
 
 
 def _voided(s: RoundState, e: RoundVoided) -> RoundState:
