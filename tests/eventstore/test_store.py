@@ -20,6 +20,7 @@ from casino.eventstore import (
     register_upcaster,
     verify_stream,
 )
+from casino.eventstore.models import StoredEvent
 from casino.eventstore.store import _heads
 from casino.eventstore.upcasting import unregister_upcaster
 from fairness.hashchain import GENESIS, event_body, event_hash
@@ -64,6 +65,17 @@ def test_load_returns_what_was_appended_with_its_positions() -> None:
     assert [e.recorded_at_text for e in loaded] == [e.recorded_at_text for e in stored]
     assert verify_stream(loaded) == []
     assert load(new_stream()) == []
+    # The fast-built instances are ordinary model instances, equal to what the ORM loads.
+    orm = StoredEvent.objects.get(pk=loaded[1].pk)
+    assert orm == loaded[1]
+    assert (orm.recorded_at, orm.data, orm.hash) == (
+        loaded[1].recorded_at,
+        loaded[1].data,
+        loaded[1].hash,
+    )
+    assert (
+        verify_stream(list(StoredEvent.objects.filter(stream_id=stream).order_by("version"))) == []
+    )
 
 
 def test_positions_increase_across_appends_and_streams() -> None:
