@@ -285,14 +285,14 @@ def canonical_text(line: dict[str, Any]) -> str:
 
 
 def test_canonical_lines_are_checked_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
-    import fairness.verify as verify_module
+    import fairness.checks as checks_module
 
     def no_reencoding(*args: Any) -> Any:
         raise AssertionError("a canonical line should not need re-encoding")
 
     text = canonical_text(bundle(2))
-    monkeypatch.setattr(verify_module, "event_hash", no_reencoding)
-    monkeypatch.setattr(verify_module, "verify_receipt", no_reencoding)
+    monkeypatch.setattr(checks_module, "event_hash", no_reencoding)
+    monkeypatch.setattr(checks_module, "verify_receipt", no_reencoding)
     assert [r.ok for r in verify_lines([text], KeyRing())] == [True]
 
 

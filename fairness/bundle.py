@@ -1,0 +1,80 @@
+"""Reading bundle lines: one C parse, plus where a canonical line keeps its receipt and events.
+
+Pure: no Django. The spans let `fairness.verify` hash and signature-check the text as written
+(no re-encoding); they are only candidates, proven or discarded by those very checks.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def _reject_float(text: str) -> Any:
+    raise ValueError(f"number {text} is not an integer (money is integer micro-USDC)")
+
+
+# Floats are refused while parsing: money is integer micro-USDC and hashes need exact numbers.
+_DECODER = json.JSONDecoder(parse_float=_reject_float)
+
+
+@dataclass(slots=True)
+class Spans:
+    """Where the receipt and each event sit in the line's text (for hashing without re-encoding)."""
+
+    text: str
+    receipt: tuple[int, int] | None = None
+    events: list[tuple[int, int]] = field(default_factory=list)
+
+
+def parse_line(text: str) -> tuple[Any, Spans]:
+    """Parse one bundle line and, if it is written canonically, locate the receipt and events.
+
+    The spans are only candidates: an event span counts only if its bytes (minus the hash
+    member) hash to the recorded hash, and the receipt span only if the signature covers it, so
+    a line that is not canonical (or is crafted) falls back to re-encoding, never to a pass.
+    """
+    bundle = _DECODER.decode(text)
+    spans = Spans(text)
+    if not isinstance(bundle, dict):
+        return bundle, spans
+    events = bundle.get("events")
+    # One "events" key, first: the array at offset 10 is the one the parser returned.
+    if isinstance(events, list) and text.startswith('{"events":[') and text.count('"events":') == 1:
+        position, last = 11, len(events) - 1
+        for index, event in enumerate(events):
+            if not isinstance(event, dict) or type(event.get("version")) is not int:
+                break
+            marker = f'"version":{event["version"]}}}'  # canonical: "version" is the last key
+            end = text.find(marker, position)
+            if end < 0:
+                break
+            end += len(marker)
+            if text[end : end + 1] != ("]" if index == last else ","):
+                break
+            spans.events.append((position, end))
+            position = end + 1
+    # One "receipt" key, and "signature" (the last key) right after it.
+    if text.count('"receipt":') == 1:
+        start = text.find('"receipt":') + len('"receipt":')
+        end = text.rfind(',"signature":"')
+        if start < end and text[start : start + 1] == "{" and text[end - 1 : end] == "}":
+            spans.receipt = (start, end)
+    return bundle, spans
+
+
+def body_bytes(event: Mapping[str, Any], spans: Spans | None, index: int) -> bytes | None:
+    """The event's text minus its "hash" (and "prev_hash") members: its body, if canonical."""
+    if spans is None or index >= len(spans.events):
+        return None
+    start, end = spans.events[index]
+    member = f',"hash":"{event.get("hash")}"'
+    if "prev_hash" in event:  # sorted keys: "prev_hash" directly follows "hash"
+        member += f',"prev_hash":"{event["prev_hash"]}"'
+    cut = spans.text.rfind(member, start, end)
+    # The member must sit at the top level, right before "recorded_at" as canonical JSON has it.
+    if cut < 0 or not spans.text.startswith(',"recorded_at":"', cut + len(member)):
+        return None
+    return (spans.text[start:cut] + spans.text[cut + len(member) : end]).encode("utf-8")

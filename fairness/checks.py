@@ -1,0 +1,300 @@
+"""The checks of fairness-v1 section 5 on one bundle line, and the key ring. Pure: no Django.
+
+Each check appends failure messages naming what differs and where; `fairness.verify` runs them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from fairness.bundle import Spans, body_bytes
+from fairness.canonical import canonical_json
+from fairness.chain import hash_seed, is_seed
+from fairness.hashchain import BODY_KEYS, GENESIS, event_hash
+from fairness.receipt import (
+    SETTLED_FIELDS,
+    VOID_FIELDS,
+    load_public_key,
+    verify_receipt,
+    verify_signature,
+)
+from fairness.receipt import key_id as compute_key_id
+from fairness.shoe import FairnessInputError, FairShoe
+
+BODY_ORDER = ("stream", "version", "type", "schema_version", "data", "recorded_at")
+
+
+class KeyRing:
+    """Public keys by key id, from a keys file and/or the bundle lines themselves."""
+
+    def __init__(self, published: Mapping[str, str] | None = None) -> None:
+        self.published = dict(published) if published is not None else None
+        self._loaded: dict[str, Ed25519PublicKey] = {}
+
+    @classmethod
+    def from_keys_document(cls, document: Any) -> KeyRing:
+        """Read the JSON of GET /api/fairness/keys ({"keys": [{"key_id", "public_key"}]})."""
+        entries = document["keys"] if isinstance(document, dict) else document
+        return cls({entry["key_id"]: entry["public_key"] for entry in entries})
+
+    def resolve(self, key_id: str, line_key: str | None) -> tuple[Ed25519PublicKey | None, str]:
+        """The key to check a signature with, or None and why not."""
+        if self.published is not None:
+            published = self.published.get(key_id)
+            if published is None:
+                return None, f"key: unknown key id {key_id} (not in the published keys)"
+            if line_key is not None and line_key != published:
+                return None, f"key: the bundle's public key for {key_id} is not the published one"
+            line_key = published
+        if line_key is None:
+            return None, f"key: unknown key id {key_id} (no public key given)"
+        cached = self._loaded.get(line_key)
+        if cached is not None:
+            return cached, ""
+        try:
+            raw = bytes.fromhex(line_key)
+            if compute_key_id(raw) != key_id:
+                return None, f"key: public key {line_key[:16]}... does not have key id {key_id}"
+            key = load_public_key(line_key)
+        except ValueError:
+            return None, f"key: malformed public key for key id {key_id}"
+        self._loaded[line_key] = key
+        return key, ""
+
+
+def check_signature(
+    bundle: Mapping[str, Any],
+    receipt: Mapping[str, Any],
+    keys: KeyRing,
+    fail: Callable[[str], None],
+    spans: Spans | None = None,
+) -> None:
+    key_id, signature = bundle.get("key_id"), bundle.get("signature")
+    if not isinstance(key_id, str) or not isinstance(signature, str):
+        fail("signature: the line needs key_id and signature strings")
+        return
+    public_key, why = keys.resolve(key_id, bundle.get("public_key"))
+    if public_key is None:
+        fail(why)
+        return
+    if spans is not None and spans.receipt is not None:
+        # A line written canonically carries the signed bytes as they are.
+        written = spans.text[spans.receipt[0] : spans.receipt[1]].encode("utf-8")
+        if verify_signature(written, signature, public_key):
+            return
+    if not verify_receipt(receipt, signature, public_key):
+        fail(f"signature: not a valid Ed25519 signature of this receipt by key {key_id}")
+
+
+def check_event_chain(
+    receipt: Mapping[str, Any],
+    events: list[Any],
+    fail: Callable[[str], None],
+    spans: Spans | None = None,
+) -> dict[str, list[Mapping[str, Any]]]:
+    """Recompute every event hash from GENESIS; return the events grouped by type."""
+    by_type: dict[str, list[Mapping[str, Any]]] = {}
+    prev, stream = GENESIS, receipt["stream"]
+    sha256 = hashlib.sha256
+    for index, event in enumerate(events):
+        version, type_, recorded = event["version"], event["type"], event.get("hash")
+        where = f"version {version} ({type_})"
+        if event["stream"] != stream:
+            fail(f"event hash: {where} belongs to stream {event['stream']}, not {stream}")
+        if version != index + 1:
+            fail(f"event hash: {where} found where version {index + 1} belongs")
+        if "prev_hash" in event and event["prev_hash"] != prev:
+            fail(f"event hash: {where} records prev_hash {event['prev_hash']}, expected {prev}")
+        if BODY_KEYS.issubset(event) and len(event) == len(BODY_KEYS) + 1 + ("prev_hash" in event):
+            written = body_bytes(event, spans, index)
+            # Matching the recorded hash proves the written text is the hashed canonical body.
+            if (
+                written is not None
+                and sha256(prev.encode("ascii") + written).hexdigest() == recorded
+            ):
+                prev = recorded
+                by_type.setdefault(type_, []).append(event["data"])
+                continue
+        body = {k: event[k] for k in BODY_ORDER}
+        computed = event_hash(prev, body)
+        if recorded != computed:
+            fail(f"event hash: {where} records {recorded}, recomputed {computed}")
+            computed = recorded if isinstance(recorded, str) else computed  # check the rest
+        prev = computed
+        by_type.setdefault(type_, []).append(event["data"])
+    last = events[-1]
+    if prev != receipt["final_event_hash"] or last["version"] != receipt["final_event_version"]:
+        fail(
+            f"event hash: the receipt names final event v{receipt['final_event_version']} "
+            f"{receipt['final_event_hash']}, the events end at v{last['version']} {prev}"
+        )
+    return by_type
+
+
+def _one(by_type: Mapping[str, list[Mapping[str, Any]]], type_: str) -> Mapping[str, Any] | None:
+    found = by_type.get(type_)
+    return found[0] if found else None
+
+
+def check_seed(
+    receipt: Mapping[str, Any],
+    by_type: Mapping[str, list[Mapping[str, Any]]],
+    fail: Callable[[str], None],
+) -> None:
+    seed, commitment = receipt["server_seed"], receipt["commitment"]
+    if not is_seed(seed) or not is_seed(commitment):
+        fail("seed: the server seed and commitment must be 64 lowercase hex characters")
+        return
+    if hash_seed(seed) != commitment:
+        fail(
+            f"seed: sha256 of server seed {seed} is {hash_seed(seed)}, "
+            f"not the commitment {commitment}"
+        )
+    opened = _one(by_type, "RoundOpened")
+    if opened is None:
+        fail("seed: no RoundOpened event records the commitment")
+    else:
+        for name in (
+            "commitment",
+            "nonce",
+            "chain_id",
+            "round_id",
+            "table_id",
+            "ruleset",
+            "ruleset_hash",
+        ):
+            if opened.get(name) != receipt[name]:
+                fail(
+                    f"seed: the receipt's {name} {receipt[name]!r} differs "
+                    f"from RoundOpened's {opened.get(name)!r}"
+                )
+    revealed = _one(by_type, "ServerSeedRevealed")
+    if revealed is None or revealed.get("server_seed") != seed:
+        fail("seed: no ServerSeedRevealed event reveals the receipt's server seed")
+
+
+def check_client_material(
+    receipt: Mapping[str, Any],
+    by_type: Mapping[str, list[Mapping[str, Any]]],
+    fail: Callable[[str], None],
+) -> None:
+    material = receipt["client_material"]
+    participants = receipt["participants"]
+    joined = "|".join(p["client_seed"] for p in participants)
+    if joined != material:
+        fail(
+            f"client material: {material!r}, but the participants' seeds "
+            f"in seat order give {joined!r}"
+        )
+    opened = _one(by_type, "RoundOpened")
+    if opened is not None:
+        recorded = [(p["player_id"], p["client_seed"]) for p in opened["participants"]]
+        listed = [(p["player_id"], p["client_seed"]) for p in participants]
+        if recorded != listed:
+            fail(
+                f"client material: receipt participants {listed} "
+                f"differ from RoundOpened's {recorded}"
+            )
+    closed = _one(by_type, "BettingClosed")
+    if closed is None and receipt.get("outcome") == "voided" and not receipt.get("cards"):
+        return  # voided before betting closed: nothing was locked, nothing was dealt
+    if closed is None or closed.get("client_material") != material:
+        got = None if closed is None else closed.get("client_material")
+        fail(f"client material: BettingClosed locked {got!r}, the receipt says {material!r}")
+
+
+def _dealt_cards(events: Iterable[Mapping[str, Any]]) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    for event in events:
+        if event["type"].endswith("CardDealt"):
+            yield event["type"], event["data"]
+
+
+def _revealed_cards(event: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Cards a reveal event shows again (the hole card, duel's hidden cards)."""
+    if event["type"] == "HoleCardRevealed":
+        return [event["data"]]
+    if event["type"] == "CardsRevealed":
+        return list(event["data"].get("cards", []))
+    return []
+
+
+def check_cards(receipt: Mapping[str, Any], events: list[Any], fail: Callable[[str], None]) -> int:
+    """Every card dealt, in event order, is the shoe at positions 0, 1, 2, ..."""
+    try:
+        shoe = FairShoe(receipt["server_seed"], receipt["client_material"], receipt["nonce"])
+    except FairnessInputError as exc:
+        fail(f"cards: cannot rebuild the shoe ({exc})")
+        return 0
+    dealt = list(_dealt_cards(events))
+    for index, (type_, data) in enumerate(dealt):
+        position, card = data["position"], data["card"]
+        if position != index:
+            fail(
+                f"cards: dealt card #{index} ({type_} {card}) is at position {position}, "
+                f"expected {index} (no skips)"
+            )
+            continue
+        expected = shoe.card_at(position)
+        if card != expected:
+            fail(f"cards: position {position} dealt {card}, the shoe has {expected}")
+    for event in events:
+        for item in _revealed_cards(event):
+            position, card = item["position"], item["card"]
+            if 0 <= position < len(dealt) and card != dealt[position][1]["card"]:
+                was = dealt[position][1]["card"]
+                fail(f"cards: {event['type']} shows {card} at position {position}, dealt was {was}")
+    stated = [(c["position"], c["card"]) for c in receipt["cards"]]
+    recorded = [(d["position"], d["card"]) for _, d in dealt]
+    if stated != recorded:
+        pairs = zip(stated, recorded, strict=False)
+        first = next(
+            (i for i, (a, b) in enumerate(pairs) if a != b), min(map(len, (stated, recorded)))
+        )
+        said = stated[first] if first < len(stated) else "missing"
+        seen = recorded[first] if first < len(recorded) else "missing"
+        fail(f"cards: the receipt's card #{first} {said} differs from the events' {seen}")
+    return len(dealt)
+
+
+def check_outcome(
+    receipt: Mapping[str, Any],
+    by_type: Mapping[str, list[Mapping[str, Any]]],
+    fail: Callable[[str], None],
+) -> None:
+    """Point 4 as far as the receipt states it: its outcome and payouts are the events' own."""
+    outcome, payouts = receipt["outcome"], receipt["payouts"]
+    voided, settled = _one(by_type, "RoundVoided"), _one(by_type, "RoundSettled")
+    if outcome == "voided":
+        if voided is None:
+            fail("outcome: the receipt says voided but no RoundVoided event exists")
+            return
+        expected = {name: voided.get(name) for name in VOID_FIELDS}
+    elif outcome == "settled":
+        if settled is None or voided is not None:
+            fail("outcome: the receipt says settled but the events do not end settled")
+            return
+        expected = {name: settled.get(name) for name in SETTLED_FIELDS}
+    else:
+        fail(f"outcome: unknown outcome {outcome!r}")
+        return
+    if canonical_json(payouts) != canonical_json(expected):
+        fail(
+            f"outcome: the receipt's payouts differ from the {outcome} event's "
+            f"({_first_difference(payouts, expected)})"
+        )
+
+
+def _first_difference(stated: Any, recorded: Any, path: str = "payouts") -> str:
+    if isinstance(stated, dict) and isinstance(recorded, dict):
+        for key in sorted(set(stated) | set(recorded)):
+            if stated.get(key) != recorded.get(key):
+                return _first_difference(stated.get(key), recorded.get(key), f"{path}.{key}")
+    if isinstance(stated, list) and isinstance(recorded, list) and len(stated) == len(recorded):
+        for index, (a, b) in enumerate(zip(stated, recorded, strict=True)):
+            if a != b:
+                return _first_difference(a, b, f"{path}[{index}]")
+    return f"{path}: receipt {stated!r}, events {recorded!r}"
