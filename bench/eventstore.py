@@ -30,7 +30,6 @@ from eventsourcing.application import Application  # noqa: E402
 from eventsourcing.domain import Aggregate, event  # noqa: E402
 
 EVENTS_PER_ROUND = 7
-APP_NAME = "BenchRounds"  # eventsourcing's table: benchrounds_events
 
 
 class Round(Aggregate):
@@ -124,11 +123,15 @@ def _peer_env() -> dict[str, str]:
     }
 
 
+class BenchRounds(Application[Any]):
+    """The peer application (its table: benchrounds_events)."""
+
+
 @functools.cache
 def _peer_app(create_table: bool = True) -> Application[Any]:
     # One per process: a dropped Application closes its connection pool. Only the parent
     # creates the table (concurrent CREATE OR REPLACE FUNCTION fails in PostgreSQL).
-    return Application(env={**_peer_env(), "CREATE_TABLE": "y" if create_table else "n"})
+    return BenchRounds(env={**_peer_env(), "CREATE_TABLE": "y" if create_table else "n"})
 
 
 # --- appends (worker processes) -------------------------------------------------------------

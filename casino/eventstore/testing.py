@@ -13,10 +13,11 @@ from casino.eventstore.store import TABLE, _heads
 
 
 def purge_events_for_tests(*, using: str = DEFAULT_DB_ALIAS) -> None:
-    """Delete every event, bypassing the triggers. For transactional tests' teardown only.
+    """Delete every event, bypassing the triggers (superuser). For test teardown only.
 
-    Django's flush (after `django_db(transaction=True)` tests) truncates every table, which the
-    TRUNCATE trigger refuses while events exist: call this first (see tests/eventstore/conftest.py).
+    The project's `flush` command (ledger/management/commands/flush.py) already suspends
+    triggers for Django's flush after `django_db(transaction=True)` tests; this helper empties
+    the log explicitly, without depending on that override.
     """
     connection = connections[using]
     with transaction.atomic(using=using), connection.cursor() as cursor:

@@ -10,9 +10,10 @@ import pytest
 
 @pytest.fixture
 def purge_events(transactional_db: None) -> Iterator[None]:
-    """For transaction=True tests that append: remove the events before Django's flush.
+    """For transaction=True tests that append: remove the events explicitly at teardown.
 
-    The TRUNCATE trigger refuses to empty a table that still holds events, on purpose.
+    The append-only triggers refuse a plain TRUNCATE; purging here keeps these tests
+    independent of the project's trigger-suspending `flush` override.
     """
     yield
     from casino.eventstore.testing import purge_events_for_tests

@@ -62,10 +62,3 @@ def test_truncate_is_rejected_on_postgres(stream: str) -> None:
 
     assert "append-only: TRUNCATE" in message
     assert StoredEvent.objects.filter(stream_id=stream).count() == 2
-
-
-@pytest.mark.postgres
-def test_truncate_of_an_empty_table_is_allowed_so_test_flushes_work() -> None:
-    assert not StoredEvent.objects.exists()
-    with connection.cursor() as cursor:
-        cursor.execute(f"TRUNCATE {TABLE}")

@@ -1,9 +1,9 @@
 """Make the event table append-only in the database itself.
 
-PostgreSQL: row triggers reject UPDATE and DELETE; a statement trigger rejects TRUNCATE of a
-non-empty table (an empty table loses nothing, and test flushes truncate every table).
+PostgreSQL: row triggers reject UPDATE and DELETE, a statement trigger rejects TRUNCATE.
 SQLite: triggers reject UPDATE and DELETE. Only a superuser can bypass them (see
-docs/operations.md); production roles also get INSERT/SELECT only (REVOKE).
+docs/operations.md; the project's `flush` command does, for test teardown); production roles
+also get INSERT/SELECT only (REVOKE).
 """
 
 from django.db import migrations
@@ -14,12 +14,9 @@ POSTGRES_UP = f"""
 CREATE OR REPLACE FUNCTION eventstore_reject_change() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_OP = 'TRUNCATE' AND NOT EXISTS (SELECT 1 FROM {TABLE}) THEN
-        RETURN NULL;
-    END IF;
     RAISE EXCEPTION '{TABLE} is append-only: % rejected', TG_OP
         USING ERRCODE = 'insufficient_privilege',
-              HINT = 'Tests: casino.eventstore.testing.purge_events_for_tests() before a flush.';
+              HINT = 'Events are immutable: append a correcting event instead.';
 END;
 $$;
 CREATE TRIGGER eventstore_no_update_delete BEFORE UPDATE OR DELETE ON {TABLE}
