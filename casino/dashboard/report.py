@@ -18,18 +18,19 @@ from django.db.models import Count, Q, Sum
 from django.db.models.functions import TruncDate
 from django.utils.html import escape
 
+from casino.engine.rules import RULESETS
 from casino.models import Round, RoundStatus
 from ledger.money import format_amount
 
-# Theoretical RTP per rule set, in percent. atlantic_city: the seed's advertised 99.51%.
-# The others: `manage.py simulate --ruleset R --rounds 2000000` with basic strategy
-# (figures and conditions in docs/operations.md, "Daily report").
+# Theoretical RTP per banked rule set, in percent. atlantic_city: the seed's advertised 99.51%.
+# classic and duel_classic: `manage.py simulate` per-wager RTP with basic strategy (figures
+# and conditions in docs/operations.md, "Daily report"). duel: 1 - fee, by players per round.
 THEORETICAL_RTP: dict[str, float] = {
     "classic": 99.41,
     "atlantic_city": 99.51,
-    "duel": 95.00,
-    "duel_classic": 95.00,
+    "duel_classic": 99.41,
 }
+DUEL_NAME = "duel"
 CSV_COLUMNS = (
     "day",
     "ruleset",
@@ -63,6 +64,7 @@ def daily_rows(*, since: date, until: date) -> list[dict[str, Any]]:
         )
         .order_by("day", "ruleset")
     )
+    duel = _duel_theoretical(since=since, until=until)
     rows = []
     for g in grouped:
         handle, returns = int(g["handle"]), int(g["returns"])
@@ -74,10 +76,29 @@ def daily_rows(*, since: date, until: date) -> list[dict[str, Any]]:
                 "fees": int(g["fees"]),
                 "ggr": handle - returns,
                 "rtp_measured": round(100 * returns / handle, 2) if handle else None,
-                "rtp_theoretical": THEORETICAL_RTP.get(g["ruleset"]),
+                "rtp_theoretical": duel.get(g["day"])
+                if g["ruleset"] == DUEL_NAME
+                else THEORETICAL_RTP.get(g["ruleset"]),
             }
         )
     return rows
+
+
+def _duel_theoretical(*, since: date, until: date) -> dict[date, float]:
+    """Per day: the stake-weighted 1 - fee of settled duel rounds (the fee depends on players)."""
+    rules = RULESETS[DUEL_NAME]
+    kept: dict[date, int] = {}
+    staked: dict[date, int] = {}
+    rounds = (
+        Round.objects.filter(ruleset=DUEL_NAME, status=RoundStatus.SETTLED)
+        .filter(finished_at__date__gte=since, finished_at__date__lte=until)
+        .annotate(day=TruncDate("finished_at"), seated=Count("players"))
+        .values_list("day", "stake_total", "seated")
+    )
+    for day, stake, seated in rounds:
+        staked[day] = staked.get(day, 0) + stake
+        kept[day] = kept.get(day, 0) + stake * (10_000 - rules.fee_bps_for(seated))
+    return {d: round(kept[d] / staked[d] / 100, 2) for d in staked if staked[d]}
 
 
 def csv_lines(rows: list[dict[str, Any]]) -> Iterator[str]:

@@ -10,7 +10,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import BadRequest, PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
@@ -182,7 +182,7 @@ def _report_range(request: HttpRequest) -> tuple[date, date]:
             else until - timedelta(days=13)
         )
     except ValueError as exc:
-        raise Http404("dates are YYYY-MM-DD") from exc
+        raise BadRequest("dates are YYYY-MM-DD") from exc
     return since, until
 
 

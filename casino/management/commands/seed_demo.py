@@ -9,6 +9,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
@@ -19,12 +20,15 @@ from ledger.services import wallet_deposit
 DEMO_PASSWORD = "demo-password"
 DEMO_PLAYERS = ("alice", "bob", "carol")
 DEMO_STAFF = ("staff",)
+# One staff user per dashboard role (casino.dashboard.roles), in the group of the same name.
+DEMO_ROLES = ("reviewer", "manager", "auditor")
 DEMO_FUNDS = 1_000 * USDC
 
 
 class Command(BaseCommand):
     help = (
-        "Create the demo users (alice, bob, carol, staff; password demo-password), fund the "
+        "Create the demo users (alice, bob, carol, staff, and reviewer, manager, auditor in their "
+        "staff groups; password demo-password), fund the "
         "players with 1,000 USDC once, and open one table of each rule set. Idempotent."
     )
 
@@ -43,6 +47,15 @@ class Command(BaseCommand):
                     user.set_password(DEMO_PASSWORD)
                     user.save()
                     created.append(name)
+            for role in DEMO_ROLES:
+                user, was_created = User.objects.get_or_create(
+                    username=role, defaults={"is_staff": True}
+                )
+                if was_created:
+                    user.set_password(DEMO_PASSWORD)
+                    user.save()
+                    created.append(role)
+                user.groups.add(Group.objects.get(name=role))
             tables = [demo_table(ruleset) for ruleset in RULESETS]
         for name in DEMO_PLAYERS:
             # The same key every run: the ledger returns the first deposit instead of paying twice.
