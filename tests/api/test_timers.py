@@ -49,7 +49,8 @@ def test_duel_starts_after_the_lobby_timer_with_two_ready_players_and_only_once(
 
 
 @pytest.mark.django_db
-def test_in_process_tick_applies_an_expired_deadline() -> None:
+def test_in_process_tick_applies_an_expired_deadline(stack: Any) -> None:
+    stack(["TS", "9H", "8C", "7D"])
     table = duel_table(2)
     players = [make_player(), make_player()]
     opened = round_open(table=table, players=players, at_ms=now_ms() - 60_000)
@@ -74,7 +75,8 @@ def test_a_duplicate_or_late_nudge_changes_nothing() -> None:
 
 @pytest.mark.postgres  # SQLite's shared in-memory test database locks tables, not rows
 @pytest.mark.django_db(transaction=True)
-def test_two_duel_players_standing_at_the_same_moment_both_count() -> None:
+def test_two_duel_players_standing_at_the_same_moment_both_count(stack: Any) -> None:
+    stack(["TS", "9H", "8C", "7D"])  # no blackjack: both hands are open
     table = duel_table(2)
     a, b = Api(make_player()), Api(make_player())
     for p in (a, b):

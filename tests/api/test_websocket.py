@@ -41,6 +41,14 @@ async def connect(
     return ws
 
 
+async def read_until(ws: WebsocketCommunicator, version: int) -> list[dict[str, Any]]:
+    """Messages up to the one carrying `version` (the version a REST answer reported)."""
+    out: list[dict[str, Any]] = []
+    while not out or out[-1]["version"] < version:
+        out.append(await ws.receive_json_from(timeout=30))
+    return out
+
+
 async def drain(ws: WebsocketCommunicator) -> list[dict[str, Any]]:
     """Every message already queued for this client."""
     out = []
@@ -91,7 +99,9 @@ def test_duel_classic_full_round_players_get_their_view_and_spectators_the_publi
             turn = state["view"]["turn"]["player_id"]
             actor = a if turn == str(a.user.pk) else b
             await sync_to_async(actor.post)(f"/api/rounds/{round_id}/stand/")
-        got_a, got_s, got_anon = await drain(ws_a), await drain(ws_s), await drain(ws_anon)
+        final = state["version"]
+        got_a, got_s = await read_until(ws_a, final), await read_until(ws_s, final)
+        got_anon = await read_until(ws_anon, final)
         for ws in (ws_a, ws_s, ws_anon):
             await ws.disconnect()
         assert got_a and got_a[-1]["view"]["phase"] == "settled"
@@ -106,9 +116,10 @@ def test_duel_classic_full_round_players_get_their_view_and_spectators_the_publi
     run(scenario)
 
 
-def test_duel_of_three_where_one_times_out_and_others_never_see_hidden_cards() -> None:
+def test_duel_of_three_where_one_times_out_and_others_never_see_hidden_cards(stack: Any) -> None:
     from casino.services import round_timeout
 
+    stack(["TS", "9H", "8C", "7D", "6S", "5H"])  # no blackjack: nobody is done at the deal
     table = shared_table("duel", 3)
     players = [Api(make_player()) for _ in range(3)]
 
@@ -134,7 +145,7 @@ def test_duel_of_three_where_one_times_out_and_others_never_see_hidden_cards() -
         late = await sync_to_async(round_timeout)(round_id=round_id, at_ms=deadline + 5_000)
         assert late.events == []  # a late or duplicate nudge changes nothing
         for p, ws in zip(players, sockets, strict=True):
-            got = await drain(ws)
+            got = await read_until(ws, done.round.version)
             await ws.disconnect()
             assert got[-1]["view"]["phase"] == "settled"
             assert_contiguous(got)
@@ -154,18 +165,19 @@ def test_reconnect_with_resume_gets_every_missed_version_once(stack: Any) -> Non
     async def scenario() -> None:
         await sync_to_async(a.post)(f"/api/tables/{table.pk}/sit/")
         ws = await connect(table.pk, a.user)
-        round_id = (
+        dealt = (
             await sync_to_async(a.post)(f"/api/tables/{table.pk}/deal/", {"bets": ["1"]})
-        ).json()["round_id"]
-        before = await drain(ws)
+        ).json()
+        round_id = dealt["round_id"]
+        before = await read_until(ws, dealt["version"])
         await ws.disconnect()
         await sync_to_async(a.post)(f"/api/rounds/{round_id}/hit/")
-        await sync_to_async(a.post)(f"/api/rounds/{round_id}/stand/")
+        final = (await sync_to_async(a.post)(f"/api/rounds/{round_id}/stand/")).json()["version"]
         ws = await connect(table.pk, a.user)
         snapshot = await drain(ws)
         assert snapshot == []  # the round ended: nothing open to show
         await ws.send_json_to({"type": "resume", "rounds": {round_id: before[-1]["version"]}})
-        missed = await drain(ws)
+        missed = await read_until(ws, final)
         await ws.send_json_to({"type": "resume", "rounds": {round_id: before[-1]["version"]}})
         again = await drain(ws)
         await ws.disconnect()
@@ -186,17 +198,18 @@ def test_a_message_lost_by_the_layer_is_filled_from_the_event_store(stack: Any) 
     async def scenario() -> None:
         await sync_to_async(a.post)(f"/api/tables/{table.pk}/sit/")
         ws = await connect(table.pk, a.user)
-        round_id = (
+        dealt = (
             await sync_to_async(a.post)(f"/api/tables/{table.pk}/deal/", {"bets": ["1"]})
-        ).json()["round_id"]
-        await drain(ws)
+        ).json()
+        round_id = dealt["round_id"]
+        await read_until(ws, dealt["version"])
         notify.remove_publisher(publish.publish_round)  # the layer drops the hit's message
         try:
             await sync_to_async(a.post)(f"/api/rounds/{round_id}/hit/")
         finally:
             notify.add_publisher(publish.publish_round)
-        await sync_to_async(a.post)(f"/api/rounds/{round_id}/stand/")
-        got = await drain(ws)
+        final = (await sync_to_async(a.post)(f"/api/rounds/{round_id}/stand/")).json()["version"]
+        got = await read_until(ws, final)
         await ws.disconnect()
         assert got and got[0]["events"] == ["PlayerCardDealt"]  # refilled from the store
         assert_contiguous(got)
