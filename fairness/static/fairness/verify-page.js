@@ -1,5 +1,5 @@
 // The verify page: fetch a proof (or take a pasted one, or bare seeds) and check it here.
-import { hashSeed, shoeCards, walk } from "./shoe.js";
+import { hashSeed, shoeCards } from "./shoe.js";
 import { verifyBundle, verifyReceiptOnly } from "./verifier.js";
 
 const $ = (id) => document.getElementById(id);
@@ -129,4 +129,3 @@ $("by-seeds").addEventListener("submit", async (event) => {
   }
 });
 
-export { walk };
