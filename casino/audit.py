@@ -18,13 +18,15 @@ from typing import Any
 
 from casino.eventstore.models import StoredEvent
 from casino.models import Round, RoundStatus
-from casino.roundmoney import round_legs_problems
+from casino.roundmoney import recorded_nets_many, round_legs_problems
 from casino.seeds import bundle_events
 from casino.services import round_load, stored_to_event
 from fairness.canonical import canonical_json
 from fairness.chain import hash_seed
 from fairness.models import RoundProof, SeedChain, SigningKey
 from fairness.verify import KeyRing, ReplayCheck, load_engine_replay, verify_round
+
+AUDIT_CHUNK = 500  # rounds read per batch of queries
 
 
 @dataclass
@@ -59,16 +61,19 @@ def select_rounds(
     return list(rounds.values_list("id", flat=True))
 
 
-def bundle_line(
-    round_id: str, stored: Sequence[StoredEvent] | None = None
-) -> dict[str, Any] | None:
-    """The verifier's line for a finished round: its signed receipt and its events as stored now."""
-    proof = RoundProof.objects.filter(round_id=round_id).first()
-    if proof is None:
-        return None
-    if stored is None:
-        stored, _ = round_load(round_id=round_id)
-    public = SigningKey.objects.filter(key_id=proof.key_id).values_list("public_key", flat=True)
+_PUBLIC_KEYS: dict[str, str] = {}
+
+
+def _public_key(key_id: str) -> str | None:
+    if key_id not in _PUBLIC_KEYS:
+        found = SigningKey.objects.filter(key_id=key_id).values_list("public_key", flat=True)
+        if not found:
+            return None
+        _PUBLIC_KEYS[key_id] = found[0]
+    return _PUBLIC_KEYS[key_id]
+
+
+def _line(proof: RoundProof, stored: Sequence[StoredEvent]) -> dict[str, Any]:
     line: dict[str, Any] = {
         "format": "fairness-v1-bundle",
         "receipt": proof.receipt,
@@ -76,17 +81,32 @@ def bundle_line(
         "key_id": proof.key_id,
         "events": bundle_events(stored),
     }
-    if public:
-        line["public_key"] = public[0]
+    public = _public_key(proof.key_id)
+    if public is not None:
+        line["public_key"] = public
     return line
 
 
-def export_lines(round_ids: Iterable[str]) -> Iterator[str]:
+def bundle_line(round_id: str) -> dict[str, Any] | None:
+    """The verifier's line for a finished round: its signed receipt and its events as stored now."""
+    proof = RoundProof.objects.filter(round_id=round_id).first()
+    if proof is None:
+        return None
+    stored, _ = round_load(round_id=round_id)
+    return _line(proof, stored)
+
+
+def export_lines(round_ids: Sequence[str]) -> Iterator[str]:
     """JSON Lines text of every finished round among `round_ids` (canonical JSON per line)."""
-    for round_id in round_ids:
-        line = bundle_line(round_id)
-        if line is not None:
-            yield canonical_json(line).decode("utf-8")
+    from casino.eventstore.store import load_many
+
+    for start in range(0, len(round_ids), AUDIT_CHUNK):
+        chunk = round_ids[start : start + AUDIT_CHUNK]
+        streams = load_many(chunk)
+        proofs = {p.round_id: p for p in RoundProof.objects.filter(round_id__in=chunk)}
+        for round_id in chunk:
+            if round_id in proofs:
+                yield canonical_json(_line(proofs[round_id], streams[round_id])).decode("utf-8")
 
 
 class ChainWalker:
@@ -122,46 +142,92 @@ class ChainWalker:
         return []
 
 
-def audit_round(
-    round_id: str, keys: KeyRing, walker: ChainWalker, replay: ReplayCheck | None
+def _audit_one(
+    round_id: str,
+    stored: Sequence[StoredEvent],
+    status: str,
+    proof: RoundProof | None,
+    recorded: dict[str, int],
+    checks: tuple[KeyRing, ChainWalker, ReplayCheck | None],
 ) -> RoundAudit:
-    """Every check on one round (open rounds: only the hash chain and the ledger legs)."""
+    from casino.engine.decider import replay as fold
     from casino.eventstore.integrity import verify_stream
 
-    stored, state = round_load(round_id=round_id)
-    status = Round.objects.filter(id=round_id).values_list("status", flat=True).first() or "?"
+    keys, walker, replay = checks
     report = RoundAudit(round_id=round_id, status=status)
-    if state is None:
+    if not stored:
         report.problems.append("events: the round has no events")
         return report
-    report.problems.extend(
-        f"events: version {p.version} ({p.code}): {p.message}" for p in verify_stream(stored)
-    )
-    report.problems.extend(round_legs_problems(round_id, (stored_to_event(e) for e in stored)))
-    if not state.finished:
+    events = [stored_to_event(e) for e in stored]
+    report.problems.extend(round_legs_problems(round_id, events, recorded))
+    try:
+        state = fold(events)
+    except Exception as exc:  # a stream the engine refuses is itself the finding
+        report.problems.append(f"replay: the rule engine refuses the stream ({exc})")
+        state = None
+    if state is None or not state.finished:
+        report.problems.extend(
+            f"events: version {p.version} ({p.code}): {p.message}" for p in verify_stream(stored)
+        )
         return report
-    line = bundle_line(round_id, stored)
-    if line is None:
+    if proof is None:
         report.problems.append("receipt: the finished round has no signed receipt")
         return report
-    verified = verify_round(line, keys, replay_check=replay)
+    # The verifier re-checks the hash chain, the seed, the cards, the replay and the signature.
+    verified = verify_round(_line(proof, stored), keys, replay_check=replay)
     report.cards = verified.cards
     report.problems.extend(verified.failures)
-    seed = line["receipt"].get("server_seed")
+    seed = proof.receipt.get("server_seed")
     if isinstance(seed, str):
         report.problems.extend(walker.problems(state.opened.chain_id, state.opened.nonce, seed))
     return report
 
 
+def audit_round(
+    round_id: str,
+    keys: KeyRing | None = None,
+    walker: ChainWalker | None = None,
+    replay: ReplayCheck | None = None,
+) -> RoundAudit:
+    """Every check on one round (open rounds: hash chain, replay and ledger legs)."""
+    return audit([round_id], checks=(keys, walker, replay))[0]
+
+
 def audit(
-    round_ids: list[str], *, progress: Callable[[int, int], None] | None = None
+    round_ids: list[str],
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    checks: tuple[KeyRing | None, ChainWalker | None, ReplayCheck | None] = (None, None, None),
 ) -> list[RoundAudit]:
-    keys, walker, replay = published_keys(), ChainWalker(), load_engine_replay()
-    reports = []
-    for done, round_id in enumerate(round_ids, start=1):
-        reports.append(audit_round(round_id, keys, walker, replay))
-        if progress is not None:
-            progress(done, len(round_ids))
+    """Audit rounds in batches: a handful of queries per AUDIT_CHUNK rounds."""
+    from casino.eventstore.store import load_many
+
+    keys, walker, replay = checks
+    resolved = (
+        keys or published_keys(),
+        walker or ChainWalker(),
+        replay or load_engine_replay(),
+    )
+    reports: list[RoundAudit] = []
+    for start in range(0, len(round_ids), AUDIT_CHUNK):
+        chunk = round_ids[start : start + AUDIT_CHUNK]
+        streams = load_many(chunk)
+        proofs = {p.round_id: p for p in RoundProof.objects.filter(round_id__in=chunk)}
+        statuses = dict(Round.objects.filter(id__in=chunk).values_list("id", "status"))
+        nets = recorded_nets_many(chunk)
+        for round_id in chunk:
+            reports.append(
+                _audit_one(
+                    round_id,
+                    streams[round_id],
+                    statuses.get(round_id, "?"),
+                    proofs.get(round_id),
+                    nets[round_id],
+                    resolved,
+                )
+            )
+            if progress is not None:
+                progress(len(reports), len(round_ids))
     return reports
 
 

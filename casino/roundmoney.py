@@ -30,7 +30,7 @@ from casino.engine.money import FEES, HOUSE, ROUND, ledger_legs
 from casino.engine.rules import DUEL
 from casino.engine.state import RoundState
 from casino.eventstore.models import StoredEvent
-from ledger.models import Account, AccountType, Posting
+from ledger.models import AccountType, Posting
 from ledger.rounds import round_reference, round_settle_post, round_stake_post, round_void_post
 
 
@@ -91,33 +91,45 @@ def expected_nets(events: Iterable[Event]) -> dict[str, int]:
     return {account: net for account, net in nets.items() if net}
 
 
-def _abstract_account(account: Account) -> str:
-    if account.type in (AccountType.PLAYER_AVAILABLE, AccountType.RECEIVABLE):
-        return f"player:{account.owner_id}"
+def _abstract_account(account_type: str, owner_id: int | None) -> str:
+    if account_type in (AccountType.PLAYER_AVAILABLE, AccountType.RECEIVABLE):
+        return f"player:{owner_id}"
     return {
         AccountType.HOUSE_BANKROLL: HOUSE,
         AccountType.HOUSE_FEE_REVENUE: FEES,
-    }.get(AccountType(account.type), ROUND)
+    }.get(AccountType(account_type), ROUND)
+
+
+def recorded_nets_many(round_ids: Sequence[str]) -> dict[str, dict[str, int]]:
+    """Per round: the net micro-USDC per abstract account of its ledger postings (one query)."""
+    references = {round_reference(round_id): round_id for round_id in round_ids}
+    rows = (
+        Posting.objects.filter(entry__reference__in=list(references))
+        .values("entry__reference", "account__type", "account__owner_id")
+        .annotate(net=Sum("amount"))
+    )
+    nets: dict[str, dict[str, int]] = {round_id: defaultdict(int) for round_id in round_ids}
+    for row in rows:
+        account = _abstract_account(row["account__type"], row["account__owner_id"])
+        nets[references[row["entry__reference"]]][account] += row["net"]
+    return {
+        round_id: {account: net for account, net in per_round.items() if net}
+        for round_id, per_round in nets.items()
+    }
 
 
 def recorded_nets(round_id: str) -> dict[str, int]:
     """Net micro-USDC per abstract account of every ledger posting referencing the round."""
-    rows = (
-        Posting.objects.filter(entry__reference=round_reference(round_id))
-        .values("account_id")
-        .annotate(net=Sum("amount"))
-    )
-    by_id = {row["account_id"]: row["net"] for row in rows}
-    nets: dict[str, int] = defaultdict(int)
-    for account in Account.objects.filter(pk__in=list(by_id)):
-        nets[_abstract_account(account)] += by_id[account.pk]
-    return {account: net for account, net in nets.items() if net}
+    return recorded_nets_many([round_id])[round_id]
 
 
-def round_legs_problems(round_id: str, events: Iterable[Event]) -> list[str]:
+def round_legs_problems(
+    round_id: str, events: Iterable[Event], recorded: dict[str, int] | None = None
+) -> list[str]:
     """Differences between the ledger's postings for a round and what its events imply."""
     expected = expected_nets(events)
-    recorded = recorded_nets(round_id)
+    if recorded is None:
+        recorded = recorded_nets(round_id)
     problems = []
     for account in sorted(set(expected) | set(recorded)):
         want, have = expected.get(account, 0), recorded.get(account, 0)

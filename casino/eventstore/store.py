@@ -138,6 +138,28 @@ def load(
     return events
 
 
+def load_many(
+    stream_ids: Iterable[str], *, upcast_events: bool = True, using: str = DEFAULT_DB_ALIAS
+) -> dict[str, list[StoredEvent]]:
+    """Several streams in one query: {stream_id: events in version order} ([] if none)."""
+    streams: dict[str, list[StoredEvent]] = {str(stream_id): [] for stream_id in stream_ids}
+    if not streams:
+        return streams
+    connection = connections[using]
+    ids = list(streams)
+    with connection.cursor() as cursor:
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ", ".join(["%s"] * len(chunk))
+            cursor.execute(
+                f"{_select(connection)} WHERE stream_id IN ({marks}) ORDER BY stream_id, version",
+                chunk,
+            )
+            for event in _build(connection, cursor.fetchall(), upcast_events):
+                streams[event.stream_id].append(event)
+    return streams
+
+
 def read_after(
     position: int, limit: int = 1000, *, using: str = DEFAULT_DB_ALIAS
 ) -> list[StoredEvent]:
