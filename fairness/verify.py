@@ -130,6 +130,7 @@ def format_report(report: RoundReport) -> str:
 _worker_keys = KeyRing()
 _worker_replay: ReplayCheck | None = None
 CHUNK_LINES = 256
+PROGRESS_EVERY = 250  # rounds between progress updates on a terminal
 
 
 def _init_worker(published: dict[str, str] | None, replay: bool) -> None:
@@ -198,10 +199,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             failed += not report.ok
             if not report.ok or not args.quiet:
                 print(format_report(report), file=out)
-            if progress and total % 1000 == 0:
+            if progress and total % PROGRESS_EVERY == 0:
                 rate = total / max(time.perf_counter() - started, 1e-9)
                 print(f"\r{total} rounds, {failed} failed, {rate:,.0f}/s", end="", file=sys.stderr)
-    if progress and total >= 1000:
+    if progress and total >= PROGRESS_EVERY:
         print(file=sys.stderr)
     elapsed = time.perf_counter() - started
     replay_note = "engine replay on" if replay_on else "engine replay off"

@@ -321,3 +321,24 @@ def test_a_second_events_or_receipt_key_cannot_smuggle_a_forgery_past_the_checks
     assert [r.ok for r in reports] == [False, False]
     assert any(f.startswith("event hash: version ") for f in reports[0].failures)
     assert reports[1].failures[0].startswith("signature: not a valid Ed25519 signature")
+
+
+def test_progress_is_shown_on_a_terminal(tmp_path: Path) -> None:
+    import os
+    import pty
+
+    file = tmp_path / "many.jsonl"
+    file.write_text((canonical_text(bundle(1)) + "\n") * 260)
+    master, slave = pty.openpty()
+    try:
+        out = subprocess.run(
+            [sys.executable, "-m", "fairness.verify", str(file), "--quiet", "--no-replay"],
+            stdout=subprocess.PIPE, stderr=slave, text=True, timeout=120,
+        )  # fmt: skip
+        os.close(slave)
+        progress = os.read(master, 4096).decode()
+    finally:
+        os.close(master)
+    assert out.returncode == 0
+    assert "\r250 rounds, 0 failed, " in progress
+    assert out.stdout.startswith("260 rounds: 260 verified, 0 failed")
