@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fairness.chain import create_chain
 from fairness.receipt import key_id, private_key_from_hex, public_key_bytes
@@ -342,3 +344,30 @@ def test_progress_is_shown_on_a_terminal(tmp_path: Path) -> None:
     assert out.returncode == 0
     assert "\r250 rounds, 0 failed, " in progress
     assert out.stdout.startswith("260 rounds: 260 verified, 0 failed")
+
+
+MUTANT_LINE = canonical_text(bundle(5, ("alice", "b")))
+
+
+def _meaning(text: str) -> Any:
+    """What a line says, up to what does not matter (hex case, the format label)."""
+    line = json.loads(text)
+    line.pop("format", None)
+    for key in ("signature", "public_key"):
+        if isinstance(line.get(key), str):
+            line[key] = line[key].lower()
+    return line
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(min_value=0, max_value=len(MUTANT_LINE) - 1),
+    st.sampled_from('0123456789abcdefAS"{}[],:x \\'),
+)
+def test_no_single_character_change_that_alters_the_round_verifies(
+    position: int, char: str
+) -> None:
+    mutant = MUTANT_LINE[:position] + char + MUTANT_LINE[position + 1 :]
+    report = next(iter(verify_lines([mutant], KeyRing())))
+    if report.ok:
+        assert _meaning(mutant) == _meaning(MUTANT_LINE), (position, char)
