@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from fairness.receipt import private_key_from_hex
 from fairness.sample import resign, sample_bundle
 from fairness.shoe import shoe_cards
-from fairness.verify import KeyRing, verify_round
+from fairness.verify import KeyRing, verify_lines, verify_round
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE = shutil.which("node") or "/usr/bin/node"
@@ -132,3 +132,27 @@ def test_the_javascript_verifier_checks_reveals_against_dealt_cards() -> None:
     js = run_batch({"bundles": [forged]})["bundles"][0]
     py = verify_round(forged, KeyRing())
     assert js["failures"] == py.failures and py.failures[0].startswith("cards: HoleCardRevealed ")
+
+
+JS_MUTANT_LINE = json.dumps(tampered_lines()[0], sort_keys=True, separators=(",", ":"))
+
+
+@settings(max_examples=3, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(min_value=0, max_value=len(JS_MUTANT_LINE) - 1),
+            st.sampled_from('0123456789abcdefAS"{}[],:x'),
+        ),
+        min_size=60,
+        max_size=60,
+    )
+)
+def test_python_and_javascript_agree_on_mutated_lines(mutations: list[tuple[int, str]]) -> None:
+    texts = [JS_MUTANT_LINE] + [
+        JS_MUTANT_LINE[:p] + c + JS_MUTANT_LINE[p + 1 :] for p, c in mutations
+    ]
+    js = run_batch({"texts": texts})["texts"]
+    python = [report.ok for report in verify_lines(texts, KeyRing())]
+    assert js[0] is True
+    assert js == python
