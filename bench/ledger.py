@@ -2,9 +2,11 @@
 
 A transfer is one bet-sized journal entry exactly as the round service posts it:
 `round_stake_post` in its own durable transaction (lock both balance rows in ascending id,
-idempotency check, entry + 2 postings, one balance UPDATE, the deferred balance trigger at
-commit). Each client process has its own player; a round takes 5 bets, then a new round
-(a new escrow account) opens. Client counts: 1 and 16 processes.
+entry + 2 postings + balance updates with the idempotency check, the deferred balance
+trigger at commit). Each client process has its own player and round, so accounts exist
+already, as in TPC-B. Also measured: bets where every 5th opens a new round (creates its
+escrow account), and the cheapest durable write Django can make (the "floor"). Client
+counts: 1 and 16 processes.
 
 Needs DATABASE_URL=postgres://... (the server to use); creates `<db>_ledgerbench` and
 `<db>_pgbench` next to it. Run: `python -m bench ledger [--quick]` or
@@ -89,30 +91,46 @@ def _prepare(url: str, clients: int) -> list[int]:
     return ids
 
 
-def _client(url: str, user_id: int, tag: str, seconds: float, barrier: Any, out: Any) -> None:
-    """One client process: post bets back to back for `seconds`, report count and CPU time."""
+def _client(
+    url: str, user_id: int, tag: str, seconds: float, barrier: Any, out: Any, mode: str
+) -> None:
+    """One client process: one kind of write back to back for `seconds`; count and CPU time.
+
+    Modes: "transfer" = a bet into the client's one round (accounts exist, like TPC-B's);
+    "bet_rounds" = a new round (new escrow account) every 5 bets; "floor" = the cheapest
+    durable write Django can do (one UPDATE by zero in `atomic(durable=True)`), the ceiling
+    for any ledger written in Django on this machine.
+    """
     _django(url)
-    from django.db import connection
+    from django.db import connection, transaction
 
     from ledger import services
 
-    services.round_stake(  # warm the connection and the code paths
-        round_ref=f"{tag}-{user_id}-warm",
-        user=user_id,
-        amount_micro=STAKE,
-        idempotency_key=f"{tag}-{user_id}-w",
-    )
+    def transfer(n: int) -> None:
+        services.round_stake(
+            round_ref=f"{tag}-{user_id}-{n // per_round}",
+            user=user_id,
+            amount_micro=STAKE,
+            idempotency_key=f"{tag}-{user_id}-{n}",
+        )
+
+    def floor_write(n: int) -> None:
+        with transaction.atomic(durable=True), connection.cursor() as cursor:
+            cursor.execute(
+                "UPDATE ledger_accountbalance SET balance = balance + 0 WHERE account_id = "
+                "(SELECT id FROM ledger_account WHERE key = %s)",
+                [f"player_available:{user_id}"],
+            )
+
+    per_round = BETS_PER_ROUND if mode == "bet_rounds" else 10**12
+    step = floor_write if mode == "floor" else transfer
+    step(-1)  # warm the connection and the code paths
     barrier.wait()
     done = 0
     cpu0, start = time.process_time(), time.perf_counter()
     deadline = start + seconds
     while time.perf_counter() < deadline:
-        services.round_stake(
-            round_ref=f"{tag}-{user_id}-{done // BETS_PER_ROUND}",
-            user=user_id,
-            amount_micro=STAKE,
-            idempotency_key=f"{tag}-{user_id}-{done}",
-        )
+        step(done)
         done += 1
     elapsed = time.perf_counter() - start
     out.put((done, elapsed, time.process_time() - cpu0))
@@ -120,14 +138,14 @@ def _client(url: str, user_id: int, tag: str, seconds: float, barrier: Any, out:
 
 
 def transfers_per_second(
-    url: str, user_ids: list[int], clients: int, seconds: float
+    url: str, user_ids: list[int], clients: int, seconds: float, *, mode: str = "transfer"
 ) -> dict[str, float]:
     """Run `clients` processes at once; aggregate transfers/s and client CPU per transfer."""
     ctx = mp.get_context("spawn")
     barrier, out = ctx.Barrier(clients), ctx.Queue()
     tag = f"c{clients}-{time.time_ns()}"
     procs = [
-        ctx.Process(target=_client, args=(url, user_ids[i], tag, seconds, barrier, out))
+        ctx.Process(target=_client, args=(url, user_ids[i], tag, seconds, barrier, out, mode))
         for i in range(clients)
     ]
     for proc in procs:
@@ -226,11 +244,19 @@ def run(quick: bool) -> dict[str, Any]:
     figures["statements_per_transfer"] = _isolated(statements_per_transfer, url, user_ids[0])
     for clients in CLIENT_COUNTS:
         ours = transfers_per_second(url, user_ids, clients, seconds)
+        with_rounds = transfers_per_second(url, user_ids, clients, seconds, mode="bet_rounds")
+        cheapest = transfers_per_second(url, user_ids, clients, seconds, mode="floor")
         theirs = pgbench(base, clients, seconds)
         figures[f"ledger_{clients}c_tps"] = round(ours["tps"])
         figures[f"ledger_{clients}c_client_cpu_ms"] = round(ours["client_cpu_ms_per_transfer"], 3)
         figures[f"pgbench_{clients}c_tps"] = round(theirs)
         figures[f"ratio_{clients}c"] = round(ours["tps"] / theirs, 3)
+        figures[f"bets_new_round_every_5_{clients}c_tps"] = round(with_rounds["tps"])
+        figures[f"django_floor_{clients}c_tps"] = round(cheapest["tps"])
+        figures[f"django_floor_{clients}c_client_cpu_ms"] = round(
+            cheapest["client_cpu_ms_per_transfer"], 3
+        )
+        figures[f"ledger_vs_floor_{clients}c"] = round(ours["tps"] / cheapest["tps"], 3)
     figures["target_ratio_16c"] = 0.35
     figures["meets_target"] = figures["ratio_16c"] >= 0.35
     figures["loadavg_1m_after"] = round(os.getloadavg()[0], 2)

@@ -120,6 +120,7 @@ class JournalEntry(models.Model):
         blank=True,
         on_delete=models.PROTECT,
         related_name="+",
+        db_index=False,  # never queried by; one index less on every insert
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -142,7 +143,10 @@ class Posting(models.Model):
     """One signed amount on one account within an entry (positive = the account gains)."""
 
     entry = models.ForeignKey(JournalEntry, on_delete=models.PROTECT, related_name="postings")
-    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="postings")
+    # No separate index: the (account, entry) index below serves account lookups too.
+    account = models.ForeignKey(
+        Account, on_delete=models.PROTECT, related_name="postings", db_index=False
+    )
     amount = models.BigIntegerField()
 
     class Meta:
