@@ -1,7 +1,8 @@
 """The event store: hash-chained, append-only streams of round events.
 
 Public API (import after Django is set up):
-`append`, `load`, `read_after`, `last_position`, `NewEvent`, `ConcurrencyError` (store.py),
+`append`, `load`, `load_many`, `read_after`, `last_position`, `NewEvent`, `ConcurrencyError`
+(store.py),
 `verify_stream`, `Problem` (integrity.py), `register_upcaster` (upcasting.py),
 and the `StoredEvent` model.
 """
@@ -13,6 +14,7 @@ from typing import Any
 _EXPORTS = {
     "append": "casino.eventstore.store",
     "load": "casino.eventstore.store",
+    "load_many": "casino.eventstore.store",
     "read_after": "casino.eventstore.store",
     "last_position": "casino.eventstore.store",
     "NewEvent": "casino.eventstore.store",

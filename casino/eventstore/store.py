@@ -465,26 +465,3 @@ def _recorded_at(value: Any) -> datetime:
     if not isinstance(at, datetime):
         raise TypeError(f"unexpected recorded_at {value!r}")
     return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
-
-
-def load_many(
-    stream_ids: Sequence[str], *, using: str = DEFAULT_DB_ALIAS
-) -> dict[str, list[StoredEvent]]:
-    """Every event of several streams in one query, upcast, grouped per stream in version order.
-
-    For readers of many rounds at once (audit, export); pass a few hundred ids per call.
-    """
-    result: dict[str, list[StoredEvent]] = {stream_id: [] for stream_id in stream_ids}
-    if not result:
-        return result
-    connection = connections[using]
-    marks = ", ".join(["%s"] * len(result))
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {COLUMNS} FROM {TABLE} WHERE stream_id IN ({marks})"
-            " ORDER BY stream_id, version",
-            list(result),
-        )
-        for event in _build(connection, cursor.fetchall(), True):
-            result[event.stream_id].append(event)
-    return result

@@ -16,6 +16,7 @@ from casino.eventstore import (
     append,
     last_position,
     load,
+    load_many,
     read_after,
     register_upcaster,
     verify_stream,
@@ -76,6 +77,22 @@ def test_load_returns_what_was_appended_with_its_positions() -> None:
     assert (
         verify_stream(list(StoredEvent.objects.filter(stream_id=stream).order_by("version"))) == []
     )
+
+
+def test_load_many_returns_every_asked_stream() -> None:
+    a, b, missing = new_stream(), new_stream(), new_stream()
+    append(stream_id=a, expected_version=0, events=_events("A", "B"))
+    append(stream_id=b, expected_version=0, events=_events("C"))
+
+    streams = load_many([a, b, missing])
+
+    assert {k: [e.type for e in v] for k, v in streams.items()} == {
+        a: ["A", "B"],
+        b: ["C"],
+        missing: [],
+    }
+    assert [e.hash for e in streams[a]] == [e.hash for e in load(a)]
+    assert load_many([]) == {}
 
 
 def test_positions_increase_across_appends_and_streams() -> None:
