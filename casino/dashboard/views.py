@@ -70,7 +70,8 @@ def round_review(request: HttpRequest, round_id: str) -> HttpResponse:
     stored, state = round_load(round_id=round_id)
     if state is None:
         raise Http404("the round has no events")
-    can_see_hole = request.user.has_perm(VIEW_HOLE)
+    # The hole card is secret only while the round is open; after it, the seed is public anyway.
+    can_see_hole = state.finished or request.user.has_perm(VIEW_HOLE)
     rendered = roundpage.staff_view(state, can_see_hole)
     context = _context(
         request,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -22,12 +23,12 @@ CHROMIUM_ARGS = [
 ]  # fmt: skip
 
 
-@pytest.fixture
-def browser_page(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+@contextmanager
+def chromium_page() -> Iterator[Any]:
+    """A page in the system Chromium. Its sync API runs an event loop in this thread, so the
+    test sets up its data before entering and checks the database after leaving."""
     from playwright.sync_api import sync_playwright
 
-    # Playwright's sync API runs an event loop in this thread; the ORM calls here are sync.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS, headless=True
@@ -42,9 +43,7 @@ def browser_page(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
 
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
-def test_manager_voids_a_flagged_round_in_chromium(
-    live_server: Any, browser_page: Any, stack_shoe: Any
-) -> None:
+def test_manager_voids_a_flagged_round_in_chromium(live_server: Any, stack_shoe: Any) -> None:
     sync_role_groups(apps)  # a flushed transactional database: make sure the groups are there
     make_staff("manager", password="manager-pw")
     stack_shoe(OPEN_HAND)
@@ -55,8 +54,16 @@ def test_manager_voids_a_flagged_round_in_chromium(
     assert available(player) == funded - 10 * USDC
     review.round_flag(round_id=round_id, reason="player complaint")
 
-    page = browser_page
-    page.goto(f"{live_server.url}/admin/login/?next=/admin/casino/round/queue/")
+    with chromium_page() as page:
+        drive_the_void(page, live_server.url, round_id)
+
+    assert Round.objects.get(id=round_id).status == "voided"
+    assert available(player) == funded
+    assert review.review_events(round_id)[-1].data["by"] == "manager"
+
+
+def drive_the_void(page: Any, base_url: str, round_id: str) -> None:
+    page.goto(f"{base_url}/admin/login/?next=/admin/casino/round/queue/")
     page.fill("#id_username", "manager")
     page.fill("#id_password", "manager-pw")
     page.click("input[type=submit]")
@@ -85,7 +92,3 @@ def test_manager_voids_a_flagged_round_in_chromium(
     page.wait_for_selector("#round-status")
     assert page.inner_text("#round-status") == "voided"
     assert "5C" in page.inner_text("#cards")  # revealed with the seed
-
-    assert Round.objects.get(id=round_id).status == "voided"
-    assert available(player) == funded
-    assert review.review_events(round_id)[-1].data["by"] == "manager"
