@@ -199,3 +199,21 @@ class TableConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
                 after = max(known.get(round_.id, 0), self.seen.get(round_.id, 0))
                 out.extend(self._stream_messages(round_.id, after))
         return out
+
+
+class BenchConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
+    """The fan-out anchor of `bench/api.py` (routed only with BENCH_ENDPOINTS=1)."""
+
+    async def connect(self) -> None:
+        from casino.api.bench import FANOUT_GROUP
+
+        await self.accept()
+        await self.channel_layer.group_add(FANOUT_GROUP, self.channel_name)
+
+    async def disconnect(self, code: int) -> None:
+        from casino.api.bench import FANOUT_GROUP
+
+        await self.channel_layer.group_discard(FANOUT_GROUP, self.channel_name)
+
+    async def bench_message(self, event: dict[str, Any]) -> None:
+        await self.send(text_data=json.dumps({"type": "bench", "sent": event["sent"]}))

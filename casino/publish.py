@@ -11,6 +11,7 @@ Nothing here reads a secret: views hide hole cards, hidden duel cards and unreve
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -46,6 +47,7 @@ def message(
         "version": version,
         "events": list(types),
         "view": view(state, viewer),
+        "published_at": time.time(),  # lets a client measure publish-to-receive latency
     }
 
 

@@ -9,9 +9,10 @@ from channels.auth import AuthMiddlewareStack
 from channels.db import database_sync_to_async
 from channels.routing import URLRouter
 from channels.security.websocket import AllowedHostsOriginValidator
+from django.conf import settings
 from django.urls import re_path
 
-from casino.consumers import TableConsumer
+from casino.consumers import BenchConsumer, TableConsumer
 
 
 @database_sync_to_async
@@ -47,6 +48,9 @@ class TokenAuthMiddleware:
 websocket_urlpatterns: list[Any] = [
     re_path(r"^ws/tables/(?P<table_id>\d{1,12})/$", TokenAuthMiddleware(TableConsumer.as_asgi())),
 ]
+
+if getattr(settings, "BENCH_ENDPOINTS", False):  # bench/api.py fan-out anchor
+    websocket_urlpatterns.append(re_path(r"^ws/bench/$", BenchConsumer.as_asgi()))
 
 
 def websocket_application() -> Any:

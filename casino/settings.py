@@ -166,6 +166,8 @@ CELERY_BEAT_SCHEDULE: dict[str, Any] = {
 IN_PROCESS_TIMERS: bool = env.bool("IN_PROCESS_TIMERS", default=CELERY_TASK_ALWAYS_EAGER)
 # Duel lobby: how long at least 2 READY players wait for more before the duel starts.
 DUEL_LOBBY_MS: int = env.int("DUEL_LOBBY_MS", default=15_000)
+# bench/api.py anchor endpoints (/api/bench/*, /ws/bench/): never on in production.
+BENCH_ENDPOINTS: bool = env.bool("BENCH_ENDPOINTS", default=False)
 
 CACHES = {
     "default": (

@@ -1,5 +1,6 @@
 """Game API routes, mounted under /api/ by casino/api_urls.py."""
 
+from django.conf import settings
 from django.urls import URLPattern, URLResolver, path
 
 from casino.api import auth, players, rounds, tables
@@ -32,3 +33,12 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("me/rounds/current/", players.RecallCurrentApi.as_view(), name="me-rounds-current"),
     path("me/rounds/<str:round_id>/", players.RecallDetailApi.as_view(), name="me-rounds-detail"),
 ]
+
+if getattr(settings, "BENCH_ENDPOINTS", False):  # bench/api.py anchors; off unless asked for
+    from casino.api import bench
+
+    urlpatterns += [
+        path("bench/ping/", bench.BenchPingApi.as_view()),
+        path("bench/tx/", bench.BenchTransactionApi.as_view()),
+        path("bench/fanout/", bench.BenchFanoutApi.as_view()),
+    ]

@@ -1,0 +1,326 @@
+"""Live tables under load: `python -m bench api [--quick]`.
+
+Starts `manage.py serve` (BENCH_ENDPOINTS=1) on the configured database and channel layer
+(PostgreSQL + Redis when DATABASE_URL / REDIS_URL are set) and drives it from this process
+with asyncio, httpx and websockets. The load generator shares the machine with the server, so
+every figure comes with anchors measured in the same run on the same server:
+
+- `bare_drf`: GET of a DRF view that does nothing;
+- `bare_tx`: POST that locks one row, updates it and inserts one row in one transaction;
+- `bare_fanout`: one group_send to N sockets (publish-to-receive latency);
+- `game`: N players each playing `classic` on their personal table over REST (rounds/s,
+  request p50/p99), and N spectators on a `duel_classic` table while a player plays
+  (publish-to-receive latency of real round messages, and events lost).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import websockets
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _pct(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(len(ordered) * q))] * 1000, 2)
+
+
+def _figures(latencies: list[float], seconds: float, prefix: str) -> dict[str, Any]:
+    return {
+        f"{prefix}_rps": round(len(latencies) / seconds, 1),
+        f"{prefix}_p50_ms": _pct(latencies, 0.5),
+        f"{prefix}_p99_ms": _pct(latencies, 0.99),
+    }
+
+
+def _prepare(players: int) -> tuple[list[str], str]:
+    """Migrate, then bench players (tokens, funds), the anchor row and a shared table."""
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from rest_framework.authtoken.models import Token
+
+    from casino.models import Table
+    from casino.tables import demo_table
+    from ledger.services import wallet_deposit
+
+    call_command("migrate", verbosity=0)
+    Table.objects.get_or_create(
+        name="bench anchor", defaults={"ruleset": "classic", "min_bet": 100_000, "max_bet": 10**9}
+    )
+    tokens = []
+    for i in range(players):
+        user, _ = get_user_model().objects.get_or_create(username=f"bench{i}")
+        wallet_deposit(
+            user=user, amount_micro=10_000 * 10**6, idempotency_key=f"bench-{uuid.uuid4().hex}"
+        )
+        tokens.append(Token.objects.get_or_create(user=user)[0].key)
+    shared = Table.objects.create(
+        name=f"bench {uuid.uuid4().hex[:6]}",
+        ruleset="duel_classic",
+        min_bet=500_000,
+        max_bet=10**9,
+        seats=1,
+    )
+    demo_table("classic")
+    return tokens, str(shared.pk)
+
+
+def _serve(port: int) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "BENCH_ENDPOINTS": "1", "LOG_LEVEL": "WARNING"}
+    return subprocess.Popen(
+        [sys.executable, "manage.py", "serve", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+async def _wait_up(base: str) -> None:
+    async with httpx.AsyncClient() as http:
+        for _ in range(300):
+            try:
+                if (await http.get(f"{base}/healthz")).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            await asyncio.sleep(0.2)
+    raise RuntimeError("serve did not come up")
+
+
+async def _hammer(base: str, method: str, path: str, workers: int, seconds: float) -> list[float]:
+    latencies: list[float] = []
+    stop = time.perf_counter() + seconds
+
+    async def worker() -> None:
+        async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+            while time.perf_counter() < stop:
+                started = time.perf_counter()
+                response = await http.request(method, path)
+                if response.status_code == 200:
+                    latencies.append(time.perf_counter() - started)
+
+    await asyncio.gather(*(worker() for _ in range(workers)))
+    return latencies
+
+
+async def _sockets(url: str, count: int, origin: str) -> list[Any]:
+    return list(
+        await asyncio.gather(*(websockets.connect(url, origin=origin) for _ in range(count)))  # type: ignore[arg-type]
+    )
+
+
+async def _fanout(base: str, clients: int, sends: int, origin: str) -> list[float]:
+    socks = await _sockets(base.replace("http", "ws") + "/ws/bench/", clients, origin)
+    latencies: list[float] = []
+
+    async def read(ws: Any) -> None:
+        for _ in range(sends):
+            message = json.loads(await asyncio.wait_for(ws.recv(), timeout=30))
+            latencies.append(time.time() - message["sent"])
+
+    readers = [asyncio.create_task(read(ws)) for ws in socks]
+    async with httpx.AsyncClient(base_url=base) as http:
+        for _ in range(sends):
+            await http.post("/api/bench/fanout/")
+            await asyncio.sleep(0.1)
+    await asyncio.gather(*readers)
+    for ws in socks:
+        await ws.close()
+    return latencies
+
+
+async def _play_classic(base: str, token: str, stop: float, latencies: list[float]) -> int:
+    from casino.client import banked_move
+    from casino.engine.rules import RULESETS
+
+    rules = RULESETS["classic"]
+    headers = {"Authorization": f"Token {token}"}
+    rounds = 0
+    async with httpx.AsyncClient(base_url=base, timeout=30, headers=headers) as http:
+
+        async def call(method: str, path: str, body: Any = None) -> Any:
+            started = time.perf_counter()
+            extra = {"Idempotency-Key": uuid.uuid4().hex} if method == "POST" else {}
+            response = await http.request(method, path, json=body, headers=extra)
+            latencies.append(time.perf_counter() - started)
+            return response.json()
+
+        me = str((await call("GET", "/api/auth/me/"))["id"])
+        table = (await call("POST", "/api/tables/personal/", {"ruleset": "classic"}))["id"]
+        while time.perf_counter() < stop:
+            state = await call("POST", f"/api/tables/{table}/deal/", {"bets": ["1.00"]})
+            while state.get("status") == "open":
+                move = banked_move(state["view"], me, rules)
+                if move is None:
+                    state = await call("GET", f"/api/rounds/{state['round_id']}/")
+                    continue
+                state = await call("POST", f"/api/rounds/{state['round_id']}/{move[0]}/", move[1])
+            rounds += 1
+    return rounds
+
+
+async def _spectated(
+    base: str, token: str, table: str, clients: int, rounds: int, origin: str
+) -> dict[str, Any]:
+    socks = await _sockets(base.replace("http", "ws") + f"/ws/tables/{table}/", clients, origin)
+    received: list[set[tuple[str, int]]] = [set() for _ in socks]
+    latencies: list[float] = []
+    final: dict[str, int] = {}
+
+    async def read(i: int, ws: Any) -> None:
+        async for raw in ws:
+            message = json.loads(raw)
+            if message.get("type") == "round":
+                received[i].add((message["round_id"], message["version"]))
+                latencies.append(time.time() - message["published_at"])
+
+    readers = [asyncio.create_task(read(i, ws)) for i, ws in enumerate(socks)]
+    await asyncio.sleep(0.5)
+    stop = time.perf_counter() + 3600
+    async with httpx.AsyncClient(
+        base_url=base, headers={"Authorization": f"Token {token}"}
+    ) as http:
+        await http.post(f"/api/tables/{table}/sit/", headers={"Idempotency-Key": uuid.uuid4().hex})
+    for _ in range(rounds):
+        await _play_table(base, token, table, final, stop)
+    await asyncio.sleep(2.0)  # the last messages are in flight
+    for task in readers:
+        task.cancel()
+    for ws in socks:
+        await ws.close()
+    expected = set().union(*received) if received else set()
+    lost = sum(len(expected - got) for got in received)
+    return {
+        "ws_p50_ms": _pct(latencies, 0.5),
+        "ws_p99_ms": _pct(latencies, 0.99),
+        "ws_messages": len(latencies),
+        "ws_lost": lost,
+    }
+
+
+async def _play_table(
+    base: str, token: str, table: str, final: dict[str, int], stop: float
+) -> None:
+    from casino.client import banked_move
+    from casino.engine.rules import RULESETS
+
+    rules = RULESETS["duel_classic"]
+    async with httpx.AsyncClient(
+        base_url=base, timeout=30, headers={"Authorization": f"Token {token}"}
+    ) as http:
+        me = str((await http.get("/api/auth/me/")).json()["id"])
+        key = {"Idempotency-Key": uuid.uuid4().hex}
+        state = (
+            await http.post(f"/api/tables/{table}/deal/", json={"bets": ["1.00"]}, headers=key)
+        ).json()
+        while state.get("status") == "open":
+            move = banked_move(state["view"], me, rules)
+            key = {"Idempotency-Key": uuid.uuid4().hex}
+            if move is None:
+                state = (await http.get(f"/api/rounds/{state['round_id']}/")).json()
+                continue
+            state = (
+                await http.post(
+                    f"/api/rounds/{state['round_id']}/{move[0]}/", json=move[1], headers=key
+                )
+            ).json()
+        final[state["round_id"]] = state["version"]
+
+
+async def _measure(base: str, tokens: list[str], table: str, quick: bool) -> dict[str, Any]:
+    seconds = 3.0 if quick else 10.0
+    clients = 50 if quick else 200
+    origin = "http://127.0.0.1"
+    await _wait_up(base)
+    out: dict[str, Any] = {}
+    await _hammer(base, "GET", "/api/bench/ping/", 4, 1.0)  # warm up
+    out.update(
+        _figures(
+            await _hammer(base, "GET", "/api/bench/ping/", len(tokens), seconds),
+            seconds,
+            "bare_drf",
+        )
+    )
+    out.update(
+        _figures(
+            await _hammer(base, "POST", "/api/bench/tx/", len(tokens), seconds), seconds, "bare_tx"
+        )
+    )
+    fan = await _fanout(base, clients, 10 if quick else 30, origin)
+    out.update(
+        {
+            "bare_fanout_clients": clients,
+            "bare_fanout_p50_ms": _pct(fan, 0.5),
+            "bare_fanout_p99_ms": _pct(fan, 0.99),
+        }
+    )
+    latencies: list[float] = []
+    stop = time.perf_counter() + seconds
+    started = time.perf_counter()
+    rounds = await asyncio.gather(*(_play_classic(base, t, stop, latencies) for t in tokens))
+    elapsed = time.perf_counter() - started
+    out.update(
+        {
+            "game_players": len(tokens),
+            "game_rounds": sum(rounds),
+            "game_rounds_per_s": round(sum(rounds) / elapsed, 2),
+            "game_request_p50_ms": _pct(latencies, 0.5),
+            "game_request_p99_ms": _pct(latencies, 0.99),
+            "game_requests_per_round": round(len(latencies) / max(1, sum(rounds)), 2),
+        }
+    )
+    out["ws_clients"] = clients
+    out.update(await _spectated(base, tokens[0], table, clients, 3 if quick else 10, origin))
+    return out
+
+
+def run(quick: bool) -> dict[str, Any]:
+    """Anchors and game figures against a served process (see the module docstring)."""
+    import socket
+
+    import logging
+
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request otherwise
+    players = 8 if quick else 32
+    tokens, table = _prepare(players)
+    from django.conf import settings
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    server = _serve(port)
+    try:
+        figures = asyncio.run(_measure(f"http://127.0.0.1:{port}", tokens, table, quick))
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    figures["database"] = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
+    figures["channel_layer"] = settings.CHANNEL_LAYERS["default"]["BACKEND"].rsplit(".", 1)[-1]
+    figures["cpu_count"] = os.cpu_count()
+    figures["load_avg_1m"] = round(os.getloadavg()[0], 2)
+    figures["targets"] = {
+        "rounds_per_s >= bare_tx_rps/3": figures["game_rounds_per_s"] >= figures["bare_tx_rps"] / 3,
+        "request_p99 <= 2x bare_tx_p99": (figures["game_request_p99_ms"] or 0)
+        <= 2 * (figures["bare_tx_p99_ms"] or 0),
+        "ws_p99 <= 1.5x bare_fanout_p99": (figures["ws_p99_ms"] or 0)
+        <= 1.5 * (figures["bare_fanout_p99_ms"] or 0),
+        "events_lost == 0": figures["ws_lost"] == 0,
+    }
+    return figures
