@@ -293,9 +293,8 @@ async def _measure(base: str, tokens: list[str], table: str, quick: bool) -> dic
 
 def run(quick: bool) -> dict[str, Any]:
     """Anchors and game figures against a served process (see the module docstring)."""
-    import socket
-
     import logging
+    import socket
 
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request otherwise
     players = 8 if quick else 32
