@@ -150,6 +150,7 @@ def _audit_one(
     recorded: dict[str, int],
     checks: tuple[KeyRing, ChainWalker, ReplayCheck | None],
 ) -> RoundAudit:
+    from casino.engine.audit import reenact
     from casino.engine.decider import replay as fold
     from casino.eventstore.integrity import verify_stream
 
@@ -170,6 +171,8 @@ def _audit_one(
             f"events: version {p.version} ({p.code}): {p.message}" for p in verify_stream(stored)
         )
         return report
+    # Every recorded decision and card fed back to the decider must give the same events.
+    report.problems.extend(f"rules: {p}" for p in reenact(events))
     if proof is None:
         report.problems.append("receipt: the finished round has no signed receipt")
         return report
