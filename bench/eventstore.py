@@ -120,6 +120,8 @@ def _peer_env() -> dict[str, str]:
         "POSTGRES_PORT": str(url.port or 5432),
         "POSTGRES_USER": url.username or "postgres",
         "POSTGRES_PASSWORD": url.password or "",
+        "POSTGRES_POOL_SIZE": "1",
+        "POSTGRES_MAX_OVERFLOW": "0",
     }
 
 
@@ -171,6 +173,8 @@ def _writer(side: str, commands: Any, barrier: Any, results: Any) -> None:
     """A writer process: warm up once, then one timed run per command until None."""
     try:
         if side == "ours":
+            # One connection per writer on both sides (the server is shared: max_connections).
+            os.environ["DB_POOL_MIN"], os.environ["DB_POOL_MAX"] = "1", "1"
             _django()
             one_round: Callable[[int], str] = _ours_one_round
         else:
