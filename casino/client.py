@@ -1,5 +1,6 @@
 """The playing client: `python -m casino.client play --url URL --user U --password P
---ruleset R --rounds N [--json] [--opponent USER ...]`.
+--ruleset R --rounds N [--json] [--opponent USER ...]`, and `python -m casino.client watch
+--url URL --table ID [--user U --password P] [--seconds S] [--json]` to spectate a table.
 
 It logs in, sits, plays N rounds with basic strategy over the real REST API, listens on the
 table's WebSocket the whole time, checks every response and message for leaks (hidden cards,
@@ -266,6 +267,42 @@ async def play(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+async def watch(args: argparse.Namespace) -> dict[str, Any]:
+    """Spectate (or, logged in, watch as yourself) a table; print one line per message."""
+    base = args.url.rstrip("/")
+    parts = urlsplit(base)
+    query = ""
+    viewer: str | None = None
+    if args.user:
+        player = await login(base, args.user, args.password or "")
+        query, viewer = f"?token={player.token}", player.user_id
+        await player.http.aclose()
+    url = f"{'wss' if parts.scheme == 'https' else 'ws'}://{parts.netloc}/ws/tables/{args.table}/{query}"
+    seen, leaks = 0, []
+    stop = time.monotonic() + args.seconds
+    async with websockets.connect(url, origin=f"{parts.scheme}://{parts.netloc}") as ws:  # type: ignore[arg-type]
+        while (left := stop - time.monotonic()) > 0:
+            try:
+                raw = await asyncio.wait_for(ws.recv(), timeout=left)
+            except TimeoutError:
+                break
+            message = json.loads(raw)
+            if message.get("type") != "round":
+                continue
+            seen += 1
+            if args.count and seen >= args.count:
+                stop = time.monotonic()
+            found = message_leaks(message, viewer)
+            leaks.extend(found)
+            v = message["view"]
+            if not args.json:
+                print(
+                    f"{message['round_id'][:8]} v{message['version']:>3} {v['phase']:<9} "
+                    f"{','.join(message['events'])}" + (f"  LEAK {found}" if found else "")
+                )
+    return {"table": args.table, "ws_events": seen, "leaks": leaks}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m casino.client")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -278,9 +315,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--bet", default="1.00", help="the bet per round (banked rule sets)")
     p.add_argument("--opponent", action="append", default=[], help="another player (duel)")
     p.add_argument("--json", action="store_true", help="print one JSON line")
+    w = sub.add_parser("watch", help="watch a table's WebSocket; check every message for leaks")
+    w.add_argument("--url", required=True)
+    w.add_argument("--table", type=int, required=True)
+    w.add_argument("--user", default="", help="watch as this player (default: spectator)")
+    w.add_argument("--password", default="")
+    w.add_argument("--seconds", type=float, default=60.0)
+    w.add_argument("--count", type=int, default=0, help="stop after this many round messages")
+    w.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     try:
-        result = asyncio.run(play(args))
+        result = asyncio.run(play(args) if args.command == "play" else watch(args))
     except (ClientError, httpx.HTTPError, OSError) as exc:
         print(json.dumps({"error": str(exc)}) if args.json else f"error: {exc}", file=sys.stderr)
         return 2
@@ -289,7 +334,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         for key, value in result.items():
             print(f"{key:>15}: {value}")
-    return 0 if not result["leaks"] and result["verified"] == result["rounds"] else 1
+    if result["leaks"]:
+        return 1
+    return 0 if args.command == "watch" or result["verified"] == result["rounds"] else 1
 
 
 if __name__ == "__main__":

@@ -6,14 +6,19 @@ Services: `serve` and a real Celery worker on the PostgreSQL test database and R
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 import json
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from casino.client import main as client_main
+from casino.client import watch
 from casino.engine.rules import RULESETS
 from tests.e2e.conftest import base_env, manage, served
 
@@ -56,7 +61,29 @@ def embedded_server(tmp_path: Path) -> Iterator[str]:
 def test_client_plays_every_ruleset_on_the_embedded_default(
     embedded_server: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    tables = httpx.post(
+        f"{embedded_server}/api/auth/login/",
+        json={"username": "bob", "password": "demo-password"},
+    ).json()["token"]
+    listed = httpx.get(
+        f"{embedded_server}/api/tables/?ruleset=duel_classic",
+        headers={"Authorization": f"Token {tables}"},
+    ).json()
+    spectator: dict[str, Any] = {}
+    args = argparse.Namespace(
+        url=embedded_server,
+        table=listed[0]["id"],
+        user="",
+        password="",
+        seconds=300.0,
+        count=2,
+        json=True,
+    )
+    watcher = threading.Thread(target=lambda: spectator.update(asyncio.run(watch(args))))
+    watcher.start()
     check(play_each_ruleset(embedded_server, "demo-password", capsys))
+    watcher.join(timeout=300)
+    assert spectator["ws_events"] == 2 and spectator["leaks"] == []  # the deal and the end
 
 
 @pytest.mark.slow
