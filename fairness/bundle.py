@@ -41,8 +41,8 @@ def parse_line(text: str) -> tuple[Any, Spans]:
     if not isinstance(bundle, dict):
         return bundle, spans
     events = bundle.get("events")
-    # One "events" key, first: the array at offset 10 is the one the parser returned.
-    if isinstance(events, list) and text.startswith('{"events":[') and text.count('"events":') == 1:
+    after = 0  # where the top-level keys after the events array begin (0: unknown)
+    if isinstance(events, list) and text.startswith('{"events":['):
         position, last = 11, len(events) - 1
         for index, event in enumerate(events):
             if not isinstance(event, dict) or type(event.get("version")) is not int:
@@ -56,11 +56,23 @@ def parse_line(text: str) -> tuple[Any, Spans]:
                 break
             spans.events.append((position, end))
             position = end + 1
-    # One "receipt" key, and "signature" (the last key) right after it.
-    if text.count('"receipt":') == 1:
-        start = text.find('"receipt":') + len('"receipt":')
+        # The array the parser returned is this one only if no later top-level "events" follows.
+        if len(spans.events) == len(events) and text.find('"events":', position) < 0:
+            after = position
+        else:
+            spans.events.clear()
+    # One top-level "receipt" key, and "signature" (the last key) right after it.
+    start = text.find('"receipt":', after)
+    if start >= 0 and (after or start == text.rfind('"receipt":')):
+        start += len('"receipt":')
         end = text.rfind(',"signature":"')
-        if start < end and text[start : start + 1] == "{" and text[end - 1 : end] == "}":
+        if (
+            start < end
+            and text[start : start + 1] == "{"
+            and text[end - 1 : end] == "}"
+            and text.find('"receipt":', start, end) < 0
+            and text.find('"receipt":', end) < 0
+        ):
             spans.receipt = (start, end)
     return bundle, spans
 
