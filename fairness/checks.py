@@ -100,16 +100,17 @@ def check_event_chain(
     by_type: dict[str, list[Mapping[str, Any]]] = {}
     prev, stream = GENESIS, receipt["stream"]
     sha256 = hashlib.sha256
+    body_size = len(BODY_KEYS) + 1
     for index, event in enumerate(events):
         version, type_, recorded = event["version"], event["type"], event.get("hash")
-        where = f"version {version} ({type_})"
-        if event["stream"] != stream:
-            fail(f"event hash: {where} belongs to stream {event['stream']}, not {stream}")
-        if version != index + 1:
-            fail(f"event hash: {where} found where version {index + 1} belongs")
-        if "prev_hash" in event and event["prev_hash"] != prev:
-            fail(f"event hash: {where} records prev_hash {event['prev_hash']}, expected {prev}")
-        if BODY_KEYS.issubset(event) and len(event) == len(BODY_KEYS) + 1 + ("prev_hash" in event):
+        has_prev = "prev_hash" in event
+        if (
+            event["stream"] != stream
+            or version != index + 1
+            or (has_prev and event["prev_hash"] != prev)
+        ):
+            _chain_position_failures(event, index, prev, stream, fail)
+        if len(event) == body_size + has_prev and BODY_KEYS.issubset(event):
             written = body_bytes(event, spans, index)
             # Matching the recorded hash proves the written text is the hashed canonical body.
             if (
@@ -122,7 +123,9 @@ def check_event_chain(
         body = {k: event[k] for k in BODY_ORDER}
         computed = event_hash(prev, body)
         if recorded != computed:
-            fail(f"event hash: {where} records {recorded}, recomputed {computed}")
+            fail(
+                f"event hash: version {version} ({type_}) records {recorded}, recomputed {computed}"
+            )
             computed = recorded if isinstance(recorded, str) else computed  # check the rest
         prev = computed
         by_type.setdefault(type_, []).append(event["data"])
@@ -133,6 +136,18 @@ def check_event_chain(
             f"{receipt['final_event_hash']}, the events end at v{last['version']} {prev}"
         )
     return by_type
+
+
+def _chain_position_failures(
+    event: Mapping[str, Any], index: int, prev: str, stream: str, fail: Callable[[str], None]
+) -> None:
+    where = f"version {event['version']} ({event['type']})"
+    if event["stream"] != stream:
+        fail(f"event hash: {where} belongs to stream {event['stream']}, not {stream}")
+    if event["version"] != index + 1:
+        fail(f"event hash: {where} found where version {index + 1} belongs")
+    if "prev_hash" in event and event["prev_hash"] != prev:
+        fail(f"event hash: {where} records prev_hash {event['prev_hash']}, expected {prev}")
 
 
 def _one(by_type: Mapping[str, list[Mapping[str, Any]]], type_: str) -> Mapping[str, Any] | None:
