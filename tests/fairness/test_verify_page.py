@@ -65,7 +65,7 @@ def verify_round_in_page(page: Any, base_url: str, round_id: str) -> tuple[str, 
     page.fill("#round-id", round_id)
     page.click("#fetch-round")
     page.wait_for_selector(
-        '#verdict[data-state="ok"], #verdict[data-state="failed"]', timeout=20_000
+        '#verdict[data-state="ok"], #verdict[data-state="failed"]', timeout=60_000
     )
     verdict = page.locator("#verdict")
     failures = page.locator("#failures li").all_text_contents()
@@ -112,15 +112,15 @@ def test_offline_seeds_and_a_pasted_line_verify_in_the_page(
     page.fill("#commitment", receipt["commitment"])
     page.fill("#count", "20")
     page.click("#compute-seeds")
-    page.wait_for_selector('#verdict[data-state="ok"]', timeout=20_000)
+    page.wait_for_selector('#verdict[data-state="ok"]', timeout=60_000)
     recomputed = [row.split("\t")[3] for row in page.locator("#cards tbody tr").all_inner_texts()]
     assert recomputed == shoe_cards(receipt["server_seed"], receipt["client_material"],
                                     receipt["nonce"], 20)  # fmt: skip
 
     page.fill("#paste", proof.bundle_line)
     page.click("#verify-paste")
-    page.wait_for_selector('#verdict[data-state="ok"]', timeout=20_000)
+    page.wait_for_selector('#verdict[data-state="ok"]', timeout=60_000)
     page.fill("#paste", "{not json")
     page.click("#verify-paste")
-    page.wait_for_selector('#verdict[data-state="failed"]', timeout=20_000)
+    page.wait_for_selector('#verdict[data-state="failed"]', timeout=60_000)
     assert "not JSON" in page.locator("#failures li").first.inner_text()
