@@ -54,7 +54,7 @@ def candidates(state: RoundState, player_id: str) -> list[Command]:
 @pytest.mark.django_db
 @pytest.mark.slow
 @settings(
-    max_examples=20,
+    max_examples=10,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
