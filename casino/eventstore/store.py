@@ -436,19 +436,38 @@ def _is_version_conflict(exc: IntegrityError) -> bool:
 def _build(
     connection: BaseDatabaseWrapper, rows: Sequence[Sequence[Any]], upcast_events: bool
 ) -> list[StoredEvent]:
-    events = []
+    """Model instances from selected rows: the hot path of replay and log reads."""
+    texts = [row[5] for row in rows]
+    if all(isinstance(text, str) for text in texts):
+        # One json.loads for the whole page is several times cheaper than one per row.
+        datas = json.loads("[" + ",".join(texts) + "]")
+    else:
+        datas = [json.loads(t) if isinstance(t, str) else t for t in texts]
     alias = connection.alias
-    loads = json.loads
+    new = StoredEvent.__new__
     times: dict[Any, datetime] = {}  # one append shares one recorded_at
-    for position, stream_id, version, type_, schema_version, data, at, prev, hash_ in rows:
-        if isinstance(data, str):
-            data = loads(data)
+    events = []
+    for (position, stream_id, version, type_, schema_version, _, at, prev, hash_), data in zip(
+        rows, datas, strict=True
+    ):
         if (recorded_at := times.get(at)) is None:
             recorded_at = times[at] = _recorded_at(at)
-        event = _event(
-            alias, (position, stream_id, version, type_, schema_version, data, recorded_at,
-                    prev, hash_)
-        )  # fmt: skip
+        state = ModelState()
+        state.adding, state.db = False, alias
+        event = new(StoredEvent)
+        # What Model.__init__ would set, without its per-field overhead.
+        event.__dict__ = {
+            "_state": state,
+            "position": position,
+            "stream_id": stream_id,
+            "version": version,
+            "type": type_,
+            "schema_version": schema_version,
+            "data": data,
+            "recorded_at": recorded_at,
+            "prev_hash": prev,
+            "hash": hash_,
+        }
         if upcast_events and (type_, schema_version) in UPCASTERS:
             # Keep the stored shape: the hash chain is over it, not over the upcast one.
             event._stored = (schema_version, data)  # type: ignore[attr-defined]
