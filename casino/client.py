@@ -49,6 +49,7 @@ class Player:
     token: str = ""
     latencies: list[float] = field(default_factory=list)
     leaks: list[str] = field(default_factory=list)
+    verify_failures: list[str] = field(default_factory=list)
     ws_events: int = 0
     ws_task: asyncio.Task[None] | None = None
     connected: asyncio.Event = field(default_factory=asyncio.Event)
@@ -209,9 +210,12 @@ async def play_round(players: list[Player], table_id: int, rules: RuleSet, bets:
 
 async def verify(player: Player, round_id: str, keys: KeyRing, replay: Any) -> bool:
     proof = await player.ok("GET", f"/api/fairness/rounds/{round_id}")
-    report = verify_round(proof["bundle"], keys, replay_check=replay)
-    if not report.ok:
-        player.leaks.extend(f"verify {round_id}: {f}" for f in report.failures)
+    try:
+        report = verify_round(proof["bundle"], keys, replay_check=replay)
+    except Exception as exc:  # a verifier bug is a failed verification, not a crash
+        player.verify_failures.append(f"{round_id}: verifier error {type(exc).__name__}: {exc}")
+        return False
+    player.verify_failures.extend(f"{round_id}: {f}" for f in report.failures)
     return report.ok
 
 
@@ -257,6 +261,7 @@ async def play(args: argparse.Namespace) -> dict[str, Any]:
         "ws_events": sum(p.ws_events for p in players),
         "verified": verified,
         "leaks": [leak for p in players for leak in p.leaks],
+        "verify_failures": [f for p in players for f in p.verify_failures],
         "balance_before": before,
         "balance_after": after,
         "p50_ms": round(statistics.median(latencies) * 1000, 2) if latencies else None,
