@@ -11,11 +11,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from casino.audit import ChainWalker, audit_round, published_keys
+from casino.audit import audit_round
 from casino.engine.state import RoundState
 from casino.engine.views import Viewer, view
 from casino.eventstore.models import StoredEvent
-from fairness.verify import load_engine_replay
 from ledger.models import JournalEntry
 from ledger.rounds import round_reference
 
@@ -28,7 +27,8 @@ BADGES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("receipt", "Receipt signature", ("signature:", "key:", "receipt:", "bundle:")),
     ("ledger", "Ledger legs", ("ledger legs:",)),
 )
-CHECKED_WHILE_OPEN = ("hash_chain", "ledger")
+# `audit_round` replays an open round too; seed, shoe and receipt need the revealed seed.
+CHECKED_WHILE_OPEN = ("hash_chain", "replay", "ledger")
 HIDDEN_CARD = "🂠"
 
 
@@ -42,7 +42,7 @@ class Badge:
 
 def badges(round_id: str, state: RoundState | None) -> list[Badge]:
     """Every verification check run now, grouped into the six badges."""
-    report = audit_round(round_id, published_keys(), ChainWalker(), load_engine_replay())
+    report = audit_round(round_id)
     finished = state is not None and state.finished
     out = []
     claimed: set[str] = set()

@@ -78,7 +78,7 @@ def drive_the_void(page: Any, base_url: str, round_id: str) -> None:
         "hash_chain": "pass",
         "seed": "pending",
         "shoe": "pending",
-        "replay": "pending",
+        "replay": "pass",
         "receipt": "pending",
         "ledger": "pass",
     }

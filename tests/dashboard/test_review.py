@@ -70,12 +70,12 @@ def test_badges_fail_when_the_receipt_is_gone(fair_round, staff) -> None:
     assert badges["receipt"] == "fail" and badges["hash_chain"] == "pass"
 
 
-def test_open_round_badges_are_pending_except_chain_and_ledger(open_round, staff) -> None:
+def test_open_round_badges_wait_for_the_seed(open_round, staff) -> None:
     round_id, _ = open_round
     response = login(staff["reviewer"]).get(review_url(round_id))
     badges = {b.key: b.status for b in response.context["badges"]}
-    assert badges["hash_chain"] == badges["ledger"] == "pass"
-    assert badges["seed"] == badges["shoe"] == badges["replay"] == badges["receipt"] == "pending"
+    assert badges["hash_chain"] == badges["ledger"] == badges["replay"] == "pass"
+    assert badges["seed"] == badges["shoe"] == badges["receipt"] == "pending"
 
 
 def test_void_refused_without_the_permission(open_round, staff) -> None:
