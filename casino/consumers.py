@@ -95,14 +95,18 @@ class TableConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
     async def round_public(self, event: dict[str, Any]) -> None:
         if self.player_id is not None and self.player_id in event["participants"]:
             return  # this player gets their own view on the private group
-        await self._deliver(event["message"])
+        await self._deliver(event["meta"], event["text"])
 
     async def round_private(self, event: dict[str, Any]) -> None:
-        if event["message"]["table_id"] == self.table_id:
-            await self._deliver(event["message"])
+        if event["meta"]["table_id"] == self.table_id:
+            await self._deliver(event["meta"], event["text"])
 
-    async def _deliver(self, msg: dict[str, Any]) -> None:
-        """Send in version order, once: drop what was sent, fill a gap from the event store."""
+    async def _deliver(self, msg: dict[str, Any], text: str | None = None) -> None:
+        """Send in version order, once: drop what was sent, fill a gap from the event store.
+
+        `msg` carries at least round_id, from_version and version; `text` is its JSON when the
+        publisher serialized it already.
+        """
         round_id = msg["round_id"]
         seen = self.seen.get(round_id)
         if seen is not None and msg["version"] <= seen:
@@ -110,13 +114,13 @@ class TableConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         if seen is not None and msg["from_version"] > seen + 1:
             for missed in await self._versions(round_id, seen, msg["from_version"] - 1):
                 await self._send_one(missed)
-        await self._send_one(msg)
+        await self._send_one(msg, text)
 
-    async def _send_one(self, msg: dict[str, Any]) -> None:
+    async def _send_one(self, msg: dict[str, Any], text: str | None = None) -> None:
         if msg["version"] <= self.seen.get(msg["round_id"], 0):
             return
         self.seen[msg["round_id"]] = msg["version"]
-        await self.send(text_data=json.dumps(msg))
+        await self.send(text_data=text if text is not None else json.dumps(msg))
 
     async def _error(self, code: str, message: str) -> None:
         await self.send(text_data=json.dumps({"type": "error", "code": code, "message": message}))

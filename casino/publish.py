@@ -10,6 +10,7 @@ Nothing here reads a secret: views hide hole cards, hidden duel cards and unreve
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Iterator, Sequence
@@ -63,9 +64,21 @@ def publish_round(round_id: str, state: RoundState, events: Sequence[StoredEvent
     public = message(
         state=state, viewer=Viewer("public"), from_version=first, version=last, types=types
     )
+    meta = {
+        "round_id": round_id,
+        "table_id": state.opened.table_id,
+        "from_version": first,
+        "version": last,
+    }
+    # Serialized once here: the layer then copies one string per socket, not a nested dict.
     send(
         table_group(state.opened.table_id),
-        {"type": "round.public", "participants": participants, "message": public},
+        {
+            "type": "round.public",
+            "participants": participants,
+            "meta": meta,
+            "text": json.dumps(public),
+        },
     )
     for player_id in participants:
         own = message(
@@ -75,7 +88,10 @@ def publish_round(round_id: str, state: RoundState, events: Sequence[StoredEvent
             version=last,
             types=types,
         )
-        send(player_group(player_id), {"type": "round.private", "message": own})
+        send(
+            player_group(player_id),
+            {"type": "round.private", "meta": meta, "text": json.dumps(own)},
+        )
 
 
 def round_messages(
