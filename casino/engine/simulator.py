@@ -227,47 +227,62 @@ def run_chunk(config: SimulationConfig, chunk: int) -> dict[str, Any]:
 
 
 def _count(tally: dict[str, int], state: RoundState, settled: RoundSettled, duel: bool) -> None:
-    wagered = returned = 0
+    wagered = returned = busts = pushes = wins = losses = 0
     for result in settled.hands:
         wagered += result.stake
         returned += result.gross_return
-        tally["hands"] += 1
         outcome = result.outcome
         if result.total > 21:
-            tally["busts"] += 1
-        if outcome in ("push", "split"):
-            tally["pushes"] += 1
-        elif outcome == "win":
-            tally["wins"] += 1
-        elif outcome in ("lose", "bust"):
-            tally["losses"] += 1
+            busts += 1
+        if outcome == "win":
+            wins += 1
+        elif outcome in _LOSSES:
+            losses += 1
+        elif outcome in _PUSHES:
+            pushes += 1
+    tally["hands"] += len(settled.hands)
+    tally["busts"] += busts
+    tally["pushes"] += pushes
+    tally["wins"] += wins
+    tally["losses"] += losses
     for insurance in settled.insurance:
         wagered += insurance.stake
         returned += insurance.gross_return
         tally["insurance_taken"] += 1
-    tally["rounds"] += 1
-    tally["initial"] += sum(box.bet for box in state.boxes)
     tally["wagered"] += wagered
     tally["returned"] += returned
     tally["sum_w2"] += wagered * wagered
     tally["sum_r2"] += returned * returned
     tally["sum_wr"] += wagered * returned
-    tally["fee"] += settled.fee
+    initial = naturals = doubles = splits = offered = 0
     for box in state.boxes:
-        tally["blackjacks"] += box.hands[0].is_blackjack  # player naturals (duel included)
+        hands = box.hands
+        initial += box.bet
+        naturals += hands[0].is_blackjack  # player naturals (duel included)
+        if len(hands) > 1:
+            splits += len(hands) - 1
+        for hand in hands:
+            doubles += hand.doubled
+        if box.insurance_status:
+            offered = 1
+    tally["rounds"] += 1
+    tally["initial"] += initial
+    tally["blackjacks"] += naturals
     if duel:
+        tally["fee"] += settled.fee
         tally["pot"] += wagered
         return
+    tally["doubles"] += doubles
+    tally["splits"] += splits
+    tally["insurance_offered"] += offered
     if state.dealer_blackjack:
         tally["dealer_blackjacks"] += 1
     elif settled.dealer_total > 21:
         tally["dealer_busts"] += 1
-    if any(box.insurance_status for box in state.boxes):
-        tally["insurance_offered"] += 1
-    for box in state.boxes:
-        for hand in box.hands:
-            tally["doubles"] += hand.doubled
-        tally["splits"] += len(box.hands) - 1
+
+
+_LOSSES: Final = ("lose", "bust")
+_PUSHES: Final = ("push", "split")
 
 
 def _merge(total: dict[str, Any], part: dict[str, Any]) -> None:
