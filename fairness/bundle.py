@@ -6,6 +6,7 @@ Pure: no Django. The spans let `fairness.verify` hash and signature-check the te
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ class Spans:
     """Where the receipt and each event sit in the line's text (for hashing without re-encoding)."""
 
     text: str
+    ascii: memoryview | None = None  # the text's bytes when it is all ASCII
     receipt: tuple[int, int] | None = None
     events: list[tuple[int, int]] = field(default_factory=list)
 
@@ -37,7 +39,7 @@ def parse_line(text: str) -> tuple[Any, Spans]:
     a line that is not canonical (or is crafted) falls back to re-encoding, never to a pass.
     """
     bundle = _DECODER.decode(text)
-    spans = Spans(text)
+    spans = Spans(text, memoryview(text.encode("ascii")) if text.isascii() else None)
     if not isinstance(bundle, dict):
         return bundle, spans
     events = bundle.get("events")
@@ -77,16 +79,28 @@ def parse_line(text: str) -> tuple[Any, Spans]:
     return bundle, spans
 
 
-def body_bytes(event: Mapping[str, Any], spans: Spans | None, index: int) -> bytes | None:
-    """The event's text minus its "hash" (and "prev_hash") members: its body, if canonical."""
+def body_hash(
+    prev_hash: str, event: Mapping[str, Any], spans: Spans | None, index: int
+) -> str | None:
+    """sha256(prev_hash + the event's text minus its "hash"/"prev_hash" members), if locatable.
+
+    Equal to the recorded hash only if that text is the canonical body the store hashed.
+    """
     if spans is None or index >= len(spans.events):
         return None
+    text = spans.text
     start, end = spans.events[index]
     member = f',"hash":"{event.get("hash")}"'
     if "prev_hash" in event:  # sorted keys: "prev_hash" directly follows "hash"
         member += f',"prev_hash":"{event["prev_hash"]}"'
-    cut = spans.text.rfind(member, start, end)
+    cut = text.rfind(member, start, end)
     # The member must sit at the top level, right before "recorded_at" as canonical JSON has it.
-    if cut < 0 or not spans.text.startswith(',"recorded_at":"', cut + len(member)):
+    if cut < 0 or not text.startswith(',"recorded_at":"', cut + len(member)):
         return None
-    return (spans.text[start:cut] + spans.text[cut + len(member) : end]).encode("utf-8")
+    digest = hashlib.sha256(prev_hash.encode("ascii"))
+    if spans.ascii is not None:  # ASCII text: byte offsets are character offsets, no copies
+        digest.update(spans.ascii[start:cut])
+        digest.update(spans.ascii[cut + len(member) : end])
+    else:
+        digest.update((text[start:cut] + text[cut + len(member) : end]).encode("utf-8"))
+    return digest.hexdigest()

@@ -5,13 +5,12 @@ Each check appends failure messages naming what differs and where; `fairness.ver
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from fairness.bundle import Spans, body_bytes
+from fairness.bundle import Spans, body_hash
 from fairness.canonical import canonical_json
 from fairness.chain import hash_seed, is_seed
 from fairness.hashchain import BODY_KEYS, GENESIS, event_hash
@@ -23,7 +22,7 @@ from fairness.receipt import (
     verify_signature,
 )
 from fairness.receipt import key_id as compute_key_id
-from fairness.shoe import FairnessInputError, FairShoe
+from fairness.shoe import SHOE_SIZE, FairnessInputError, FairShoe
 
 BODY_ORDER = ("stream", "version", "type", "schema_version", "data", "recorded_at")
 
@@ -99,7 +98,6 @@ def check_event_chain(
     """Recompute every event hash from GENESIS; return the events grouped by type."""
     by_type: dict[str, list[Mapping[str, Any]]] = {}
     prev, stream = GENESIS, receipt["stream"]
-    sha256 = hashlib.sha256
     body_size = len(BODY_KEYS) + 1
     for index, event in enumerate(events):
         version, type_, recorded = event["version"], event["type"], event.get("hash")
@@ -110,16 +108,15 @@ def check_event_chain(
             or (has_prev and event["prev_hash"] != prev)
         ):
             _chain_position_failures(event, index, prev, stream, fail)
-        if len(event) == body_size + has_prev and BODY_KEYS.issubset(event):
-            written = body_bytes(event, spans, index)
-            # Matching the recorded hash proves the written text is the hashed canonical body.
-            if (
-                written is not None
-                and sha256(prev.encode("ascii") + written).hexdigest() == recorded
-            ):
-                prev = recorded
-                by_type.setdefault(type_, []).append(event["data"])
-                continue
+        # Matching the recorded hash proves the written text is the hashed canonical body.
+        if (
+            len(event) == body_size + has_prev
+            and BODY_KEYS.issubset(event)
+            and body_hash(prev, event, spans, index) == recorded
+        ):
+            prev = recorded
+            by_type.setdefault(type_, []).append(event["data"])
+            continue
         body = {k: event[k] for k in BODY_ORDER}
         computed = event_hash(prev, body)
         if recorded != computed:
@@ -245,6 +242,7 @@ def check_cards(receipt: Mapping[str, Any], events: list[Any], fail: Callable[[s
         fail(f"cards: cannot rebuild the shoe ({exc})")
         return 0
     dealt = list(_dealt_cards(events))
+    cards: list[str] | None = None
     for index, (type_, data) in enumerate(dealt):
         position, card = data["position"], data["card"]
         if position != index:
@@ -253,7 +251,9 @@ def check_cards(receipt: Mapping[str, Any], events: list[Any], fail: Callable[[s
                 f"expected {index} (no skips)"
             )
             continue
-        expected = shoe.card_at(position)
+        if cards is None:  # every position the round dealt, computed in one pass
+            cards = shoe.cards(min(len(dealt), SHOE_SIZE))
+        expected = cards[position] if position < len(cards) else "no card (the shoe has 416)"
         if card != expected:
             fail(f"cards: position {position} dealt {card}, the shoe has {expected}")
     for event in events:
