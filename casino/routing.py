@@ -13,6 +13,7 @@ from django.conf import settings
 from django.urls import re_path
 
 from casino.consumers import BenchConsumer, TableConsumer
+from casino.dashboard.consumers import StatsConsumer
 
 
 @database_sync_to_async
@@ -47,6 +48,7 @@ class TokenAuthMiddleware:
 
 websocket_urlpatterns: list[Any] = [
     re_path(r"^ws/tables/(?P<table_id>\d{1,12})/$", TokenAuthMiddleware(TableConsumer.as_asgi())),
+    re_path(r"^ws/stats/$", StatsConsumer.as_asgi()),  # public stats changed (dashboard)
 ]
 
 if getattr(settings, "BENCH_ENDPOINTS", False):  # bench/api.py fan-out anchor

@@ -140,6 +140,8 @@ class TableStatsApi(APIView):
 class StatsProfileApi(APIView):
     """The caller's public name on stats pages, and whether they appear at all."""
 
+    permission_classes = [IsAuthenticated]
+
     class InputSerializer(serializers.Serializer[Any]):
         display_name = serializers.CharField(max_length=40, allow_blank=True, required=False)
         opt_out = serializers.BooleanField(required=False)
@@ -150,8 +152,9 @@ class StatsProfileApi(APIView):
 
     @extend_schema(operation_id="stats_profile_get", responses=OutputSerializer)
     def get(self, request: Request) -> Response:
-        profile = PlayerProfile.objects.filter(user_id=request.user.pk).first()
-        data = profile or PlayerProfile(user_id=request.user.pk)
+        user_id = int(request.user.pk or 0)
+        profile = PlayerProfile.objects.filter(user_id=user_id).first()
+        data = profile or PlayerProfile(user_id=user_id)
         return Response(self.OutputSerializer(data).data)
 
     @extend_schema(
@@ -160,5 +163,5 @@ class StatsProfileApi(APIView):
     def put(self, request: Request) -> Response:
         form = self.InputSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        profile = stats.profile_update(user_id=int(request.user.pk), **form.validated_data)
+        profile = stats.profile_update(user_id=int(request.user.pk or 0), **form.validated_data)
         return Response(self.OutputSerializer(profile).data)

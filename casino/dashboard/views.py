@@ -18,6 +18,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from casino.dashboard import report, review, roundpage
+from casino.dashboard.models import RoundReview
 from casino.dashboard.tables import table_new_versions
 from casino.errors import ApplicationError
 from casino.models import Round
@@ -84,7 +85,7 @@ def round_review(request: HttpRequest, round_id: str) -> HttpResponse:
         players=row.players.select_related("user").order_by("seat"),
         entries=roundpage.ledger_entries(round_id),
         staff_actions=review.review_events(round_id),
-        review_row=review.RoundReview.objects.filter(round_id=round_id).first(),
+        review_row=RoundReview.objects.filter(round_id=round_id).first(),
         proof_url=f"/api/fairness/rounds/{round_id}",
         verify_url=f"/fairness/verify/?round={round_id}",
         can_flag=request.user.has_perm(FLAG_ROUND),
@@ -164,7 +165,7 @@ def round_void_page(request: HttpRequest, round_id: str) -> HttpResponse:
 def review_queue_page(request: HttpRequest) -> HttpResponse:
     _require(request, VIEW_ROUND)
     rows = review.review_queue()
-    reviews = {r.round_id: r for r in review.RoundReview.objects.filter(pending=True)}
+    reviews = {r.round_id: r for r in RoundReview.objects.filter(pending=True)}
     items = [(r, reviews.get(r.id)) for r in rows]
     return TemplateResponse(
         request, "admin/casino/round/queue.html", _context(request, "Review queue", items=items)
@@ -204,7 +205,7 @@ def daily_report_page(request: HttpRequest) -> HttpResponse:
     return TemplateResponse(request, "admin/casino/round/report.html", context)
 
 
-def daily_report_csv(request: HttpRequest) -> HttpResponse:
+def daily_report_csv(request: HttpRequest) -> StreamingHttpResponse:
     _require(request, VIEW_ROUND)
     since, until = _report_range(request)
     response = StreamingHttpResponse(
