@@ -14,29 +14,32 @@ autoincrement position is already commit order.
 
 from __future__ import annotations
 
-import copy
 import json
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.models.base import ModelState
 
 from casino.errors import ConflictError
 from casino.eventstore.models import StoredEvent, format_recorded_at
-from casino.eventstore.upcasting import UPCASTERS, upcast
+from casino.eventstore.rows import (
+    COLUMNS,
+    TABLE,
+    TX_SHIFT,
+    build_events,
+    new_event,
+    select_sql,
+    watermark_sql,
+)
+from casino.eventstore.validation import check_json_native
 from fairness.hashchain import GENESIS, event_body, event_hash
 
-TABLE = "eventstore_storedevent"
 UNIQUE_CONSTRAINT = "eventstore_stream_version_uniq"
-# Positions per transaction on PostgreSQL (low bits of the position).
-TX_SHIFT = 16
 MAX_EVENTS_PER_TRANSACTION = (1 << TX_SHIFT) - 1
-COLUMNS = "position, stream_id, version, type, schema_version, data, recorded_at, prev_hash, hash"
 HEAD_CACHE_SIZE = 10_000
 
 
@@ -131,8 +134,10 @@ def load(
     """Every event of one stream in version order, upcast to current schema versions."""
     connection = connections[using]
     with connection.cursor() as cursor:
-        cursor.execute(f"{_select(connection)} WHERE stream_id = %s ORDER BY version", [stream_id])
-        events = _build(connection, cursor.fetchall(), upcast_events)
+        cursor.execute(
+            f"{select_sql(connection)} WHERE stream_id = %s ORDER BY version", [stream_id]
+        )
+        events = build_events(connection, cursor.fetchall(), upcast_events)
     if events:
         _heads.put(using, stream_id, events[-1].version, events[-1].hash)
     return events
@@ -151,11 +156,9 @@ def load_many(
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             marks = ", ".join(["%s"] * len(chunk))
-            cursor.execute(
-                f"{_select(connection)} WHERE stream_id IN ({marks}) ORDER BY stream_id, version",
-                chunk,
-            )
-            for event in _build(connection, cursor.fetchall(), upcast_events):
+            where = f"WHERE stream_id IN ({marks}) ORDER BY stream_id, version"
+            cursor.execute(f"{select_sql(connection)} {where}", chunk)
+            for event in build_events(connection, cursor.fetchall(), upcast_events):
                 streams[event.stream_id].append(event)
     return streams
 
@@ -174,12 +177,13 @@ def read_after(
         # Cut the page at the watermark outside the ordered index scan: the planner cannot
         # estimate "position < f()" and would otherwise sort the whole tail of the log.
         source = f"({page}) page"
-        sql = f"{_select(connection, source)} WHERE true{_watermark(connection)} ORDER BY position"
+        where = f"WHERE true{watermark_sql(connection)} ORDER BY position"
+        sql = f"{select_sql(connection, source)} {where}"
     else:
         sql = page
     with connection.cursor() as cursor:
         cursor.execute(sql, [position, limit])
-        return _build(connection, cursor.fetchall(), True)
+        return build_events(connection, cursor.fetchall(), True)
 
 
 def last_position(*, using: str = DEFAULT_DB_ALIAS) -> int:
@@ -187,24 +191,10 @@ def last_position(*, using: str = DEFAULT_DB_ALIAS) -> int:
     connection = connections[using]
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT max(position) FROM {TABLE} WHERE position > 0{_watermark(connection)}"
+            f"SELECT max(position) FROM {TABLE} WHERE position > 0{watermark_sql(connection)}"
         )
         row = cursor.fetchone()
     return int(row[0]) if row and row[0] is not None else 0
-
-
-def _select(connection: BaseDatabaseWrapper, source: str = TABLE) -> str:
-    if connection.vendor != "postgresql":
-        return f"SELECT {COLUMNS} FROM {source}"
-    # Epoch microseconds: exact, and no per-row timestamptz parsing in Python.
-    at = "(extract(epoch FROM recorded_at) * 1000000)::bigint"
-    return f"SELECT {COLUMNS.replace('recorded_at', at)} FROM {source}"
-
-
-def _watermark(connection: BaseDatabaseWrapper) -> str:
-    if connection.vendor != "postgresql":
-        return ""
-    return f" AND position < (pg_snapshot_xmin(pg_current_snapshot())::text::bigint << {TX_SHIFT})"
 
 
 def _check_arguments(stream_id: str, expected_version: int, events: Sequence[NewEvent]) -> None:
@@ -217,34 +207,7 @@ def _check_arguments(stream_id: str, expected_version: int, events: Sequence[New
     for event in events:
         if not isinstance(event, NewEvent) or not isinstance(event.data, dict):
             raise TypeError("events must be NewEvent(type, data: dict, schema_version)")
-        _check_json_native(event.data, event.type)
-
-
-def _check_json_native(value: Any, event_type: str) -> None:
-    """Only str/int/bool/None/list/dict: floats would not hash the same in every language."""
-    if value is None or isinstance(value, bool | int):
-        return
-    if isinstance(value, str):
-        if "\x00" in value:
-            raise ValueError(f"{event_type}: NUL characters cannot be stored (PostgreSQL)")
-        if not value.isascii():
-            try:
-                value.encode("utf-8")
-            except UnicodeEncodeError as exc:
-                raise ValueError(f"{event_type}: strings must be valid UTF-8") from exc
-        return
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise TypeError(f"{event_type}: JSON object keys must be strings")
-            _check_json_native(key, event_type)
-            _check_json_native(item, event_type)
-        return
-    if isinstance(value, list):
-        for item in value:
-            _check_json_native(item, event_type)
-        return
-    raise TypeError(f"{event_type}: {type(value).__name__} is not allowed in event data")
+        check_json_native(event.data, event.type)
 
 
 @dataclass(slots=True)
@@ -347,7 +310,7 @@ def _insert(
         return None
     alias = connection.alias
     return [
-        _event(alias, (position, stream_id, row.version, row.type, row.schema_version, row.data,
+        new_event(alias, (position, stream_id, row.version, row.type, row.schema_version, row.data,
                        recorded_at, row.prev_hash, row.hash))
         for position, row in zip(sorted(positions), rows, strict=True)
     ]  # fmt: skip
@@ -412,75 +375,8 @@ def _insert_sqlite(
     return [int(p) for (p,) in cursor.fetchall()]
 
 
-_FIELDS = tuple(f.strip() for f in COLUMNS.split(","))
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def _event(alias: str, values: Sequence[Any]) -> StoredEvent:
-    """A loaded StoredEvent without Model.__init__ (this is the hot path of replay and reads)."""
-    event = StoredEvent.__new__(StoredEvent)
-    event.__dict__.update(zip(_FIELDS, values, strict=True))
-    state = event._state = ModelState()
-    state.adding = False
-    state.db = alias
-    return event
-
-
 def _is_version_conflict(exc: IntegrityError) -> bool:
     diag = getattr(exc.__cause__, "diag", None)
     if diag is not None:
         return getattr(diag, "constraint_name", None) == UNIQUE_CONSTRAINT
     return f"{TABLE}.stream_id, {TABLE}.version" in str(exc)
-
-
-def _build(
-    connection: BaseDatabaseWrapper, rows: Sequence[Sequence[Any]], upcast_events: bool
-) -> list[StoredEvent]:
-    """Model instances from selected rows: the hot path of replay and log reads."""
-    texts = [row[5] for row in rows]
-    if all(isinstance(text, str) for text in texts):
-        # One json.loads for the whole page is several times cheaper than one per row.
-        datas = json.loads("[" + ",".join(texts) + "]")
-    else:
-        datas = [json.loads(t) if isinstance(t, str) else t for t in texts]
-    alias = connection.alias
-    new = StoredEvent.__new__
-    times: dict[Any, datetime] = {}  # one append shares one recorded_at
-    events = []
-    for (position, stream_id, version, type_, schema_version, _, at, prev, hash_), data in zip(
-        rows, datas, strict=True
-    ):
-        if (recorded_at := times.get(at)) is None:
-            recorded_at = times[at] = _recorded_at(at)
-        state = ModelState()
-        state.adding, state.db = False, alias
-        event = new(StoredEvent)
-        # What Model.__init__ would set, without its per-field overhead.
-        event.__dict__ = {
-            "_state": state,
-            "position": position,
-            "stream_id": stream_id,
-            "version": version,
-            "type": type_,
-            "schema_version": schema_version,
-            "data": data,
-            "recorded_at": recorded_at,
-            "prev_hash": prev,
-            "hash": hash_,
-        }
-        if upcast_events and (type_, schema_version) in UPCASTERS:
-            # Keep the stored shape: the hash chain is over it, not over the upcast one.
-            event._stored = (schema_version, data)  # type: ignore[attr-defined]
-            event.schema_version, event.data = upcast(type_, schema_version, copy.deepcopy(data))
-        events.append(event)
-    return events
-
-
-def _recorded_at(value: Any) -> datetime:
-    """recorded_at as selected: integer epoch microseconds (PostgreSQL) or naive UTC (SQLite)."""
-    if isinstance(value, int):
-        return _EPOCH + timedelta(microseconds=value)
-    at = datetime.fromisoformat(value) if isinstance(value, str) else value
-    if not isinstance(at, datetime):
-        raise TypeError(f"unexpected recorded_at {value!r}")
-    return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
