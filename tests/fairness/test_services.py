@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
 from cryptography.fernet import Fernet
 from django.db import connection, transaction
 from django.test import override_settings
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from casino.errors import ApplicationError, ConflictError
 from casino.eventstore.models import StoredEvent
@@ -242,3 +245,34 @@ def test_the_admin_lists_chains_without_their_heads() -> None:
     assert page.status_code == 200
     assert chain.terminal in page.content.decode()
     assert chain.head_encrypted not in page.content.decode()
+
+
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(st.sampled_from(["round", "refill", "round", "round"]), min_size=1, max_size=14))
+def test_any_sequence_of_rounds_and_refills_keeps_the_chain_rules(
+    monkeypatch: pytest.MonkeyPatch, steps: list[str]
+) -> None:
+    from fairness.tasks import chains_refill
+
+    monkeypatch.setattr(services, "REFILL_AT", 1)
+    monkeypatch.setattr(services, "CHAIN_LENGTH", 3)
+    table = f"prop-{uuid.uuid4().hex[:8]}"
+    previous: dict[int, str] = {}  # chain pk -> last revealed seed
+    for step in steps:
+        if step == "refill":
+            chains_refill.apply()
+            continue
+        issued = issue(table)
+        chain = issued.chain
+        expected_commitment = previous.get(chain.pk, chain.terminal)
+        assert issued.commitment == expected_commitment
+        assert verify_position(issued.server_seed, issued.nonce, chain.terminal)
+        assert reveal(issued) == issued.server_seed
+        previous[chain.pk] = issued.server_seed
+        assert SeedChain.objects.filter(table_id=table, status="active").count() <= 1
+        assert SeedChain.objects.filter(table_id=table, status="ready").count() <= 1
+    rounds = steps.count("round")
+    chains = SeedChain.objects.filter(table_id=table)
+    assert sum(c.next_index - 1 for c in chains) == rounds
