@@ -29,6 +29,15 @@ def _measure(shoe: str, rounds: int) -> dict[str, float]:
     return {"cpu_rounds_per_s": rounds / cpu, "wall_rounds_per_s": rounds / wall}
 
 
+def _loop_ns(iterations: int = 2_000_000) -> float:
+    """CPU ns per empty `for` iteration: how fast this Python is right now (about 10 ns on an
+    idle modern core), to compare figures taken on different or busy machines."""
+    started = time.process_time()
+    for _ in range(iterations):
+        pass
+    return (time.process_time() - started) * 1e9 / iterations
+
+
 def _profile(shoe: str, rounds: int, top: int = 8) -> dict[str, Any]:
     """Share of own time per module, and the heaviest functions."""
     config = SimulationConfig(RULESET, rounds, seed=2, shoe=shoe, chunk_rounds=rounds)
@@ -68,6 +77,7 @@ def run(quick: bool) -> dict[str, Any]:
         "rounds_per_measure": rounds,
         "cpus": os.cpu_count(),
         "load_avg_1m": round(os.getloadavg()[0], 2),
+        "python_loop_ns": round(_loop_ns(), 1),
     }
     for shoe, target in TARGETS.items():
         measured = _measure(shoe, rounds)
