@@ -300,3 +300,68 @@ def post(
     )
     entry._state.adding, entry._state.db = False, connection.alias
     return entry
+
+
+def transfer_fast(
+    *,
+    kind: str,
+    reference: str,
+    idempotency_key: str,
+    entry_fingerprint: str,
+    legs: Mapping[str, int],
+    open_escrow_key: str | None = None,
+) -> JournalEntry | None:
+    """PostgreSQL only: lock, check and write one entry in ONE statement (one round trip).
+
+    Locks the balance rows in ascending id (FOR UPDATE in the first CTE), checks that every
+    account exists, none that may not go negative would, and `open_escrow_key` (if given)
+    is still open; only then inserts the entry (ON CONFLICT on the key: nothing) with its
+    postings and balance updates. Returns the new entry, or None when anything else
+    happened (missing account, shortfall, closed round, repeated key): nothing was written
+    and the caller takes the general path, which explains or replays under the same locks.
+    """
+    if connection.vendor != "postgresql":
+        return None
+    keys = sorted(legs)
+    created_at = timezone.now()
+    values = ", ".join(["(%s::text, %s::bigint)"] * len(keys))
+    sql = (
+        "WITH locked AS (SELECT b.account_id, a.key, b.balance, b.may_go_negative, b.state "
+        "FROM ledger_accountbalance b JOIN ledger_account a ON a.id = b.account_id "
+        f"WHERE a.key IN ({', '.join(['%s'] * len(keys))}) "
+        "ORDER BY b.account_id FOR UPDATE OF b), "
+        f"lines(key, amount) AS (VALUES {values}), "
+        "j AS (SELECT l.account_id, x.amount, l.balance, l.may_go_negative, l.state, l.key "
+        "FROM locked l JOIN lines x ON x.key = l.key), "
+        "ok AS (SELECT count(*) = %s "
+        "AND bool_and(balance + amount >= 0 OR may_go_negative) "
+        "AND bool_and(state = 'open' OR key <> %s) AS ok FROM j), "
+        "e AS (INSERT INTO ledger_journalentry "
+        "(kind, reference, idempotency_key, fingerprint, created_by_id, created_at) "
+        "SELECT %s, %s, %s, %s, NULL, %s WHERE (SELECT ok FROM ok) "
+        "ON CONFLICT (idempotency_key) DO NOTHING RETURNING id), "
+        "p AS (INSERT INTO ledger_posting (entry_id, account_id, amount) "
+        "SELECT e.id, j.account_id, j.amount FROM e, j), "
+        "u AS (UPDATE ledger_accountbalance b SET balance = b.balance + j.amount "
+        "FROM e, j WHERE b.account_id = j.account_id) "
+        "SELECT id FROM e"
+    )
+    params: list[Any] = [*keys]
+    params += [v for key in keys for v in (key, legs[key])]
+    params += [len(keys), open_escrow_key or ""]
+    params += [str(kind), reference, idempotency_key, entry_fingerprint, created_at]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        found = cursor.fetchone()
+    if found is None:
+        return None
+    entry = JournalEntry(
+        pk=int(found[0]),
+        kind=kind,
+        reference=reference,
+        idempotency_key=idempotency_key,
+        fingerprint=entry_fingerprint,
+        created_at=created_at,
+    )
+    entry._state.adding, entry._state.db = False, connection.alias
+    return entry

@@ -79,19 +79,31 @@ def round_stake_post(
             "kind": kind,
         }
     )
+    legs = {player.key: -amount_micro, escrow.key: amount_micro}
+    reference = round_reference(round_ref)
+    fast = posting.transfer_fast(
+        kind=kind,
+        reference=reference,
+        idempotency_key=idempotency_key,
+        entry_fingerprint=entry_fingerprint,
+        legs=legs,
+        open_escrow_key=escrow.key,
+    )
+    if fast is not None:
+        return fast
+    # The general path: creates a new round's escrow, explains a shortfall, replays a key.
     rows = posting.lock_accounts([player, escrow])
     if rows[escrow.key].state != EscrowState.OPEN:
         existing = posting.find_entry(idempotency_key, entry_fingerprint)
         if existing is not None:
             return existing
         _require_open(rows[escrow.key], round_ref)
-    # The hot path: post() itself turns a repeated key into a replay (no extra query).
     return posting.post(
         kind=kind,
-        reference=round_reference(round_ref),
+        reference=reference,
         idempotency_key=idempotency_key,
         entry_fingerprint=entry_fingerprint,
-        legs={player.key: -amount_micro, escrow.key: amount_micro},
+        legs=legs,
         rows=rows,
     )
 

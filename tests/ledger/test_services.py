@@ -240,3 +240,19 @@ def test_stake_replays_by_key_even_when_funds_or_round_changed() -> None:
     assert late.pk == first.pk
     assert available(user) == USDC
     assert_ledger_ok()
+
+
+@pytest.mark.postgres
+def test_a_bet_into_an_open_round_is_one_statement_on_postgres() -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    user = make_user()
+    fund(user, 5 * USDC)
+    services.round_stake(round_ref="q", user=user, amount_micro=USDC, idempotency_key="q1")
+    with CaptureQueriesContext(connection) as queries, transaction.atomic(durable=True):
+        services.round_stake_post(round_ref="q", user=user, amount_micro=USDC, idempotency_key="q2")
+    statements = [q["sql"] for q in queries.captured_queries if "SAVEPOINT" not in q["sql"]]
+    assert len(statements) == 1, statements
+    assert available(user) == 3 * USDC
+    assert_ledger_ok()
