@@ -23,12 +23,12 @@ from casino.models import Round, RoundStatus
 from ledger.money import format_amount
 
 # Theoretical RTP per banked rule set, in percent. atlantic_city: the seed's advertised 99.51%.
-# classic and duel_classic: `manage.py simulate` per-wager RTP with basic strategy (figures
-# and conditions in docs/operations.md, "Daily report"). duel: 1 - fee, by players per round.
+# classic and duel_classic: `manage.py simulate`, 1,000,000 rounds, basic strategy (docs/rules.md,
+# "RTP simulator"; docs/operations.md, "Staff dashboard"). duel: 1 - fee, by players per round.
 THEORETICAL_RTP: dict[str, float] = {
-    "classic": 99.41,
+    "classic": 99.54,
     "atlantic_city": 99.51,
-    "duel_classic": 99.41,
+    "duel_classic": 93.89,
 }
 DUEL_NAME = "duel"
 CSV_COLUMNS = (

@@ -23,7 +23,7 @@ BADGES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("hash_chain", "Hash chain", ("events:", "event hash:")),
     ("seed", "Seed vs commitment", ("seed:", "chain:")),
     ("shoe", "Shoe", ("cards:", "client material:")),
-    ("replay", "Engine replay", ("replay:", "outcome:")),
+    ("replay", "Engine replay", ("replay:", "rules:", "outcome:")),
     ("receipt", "Receipt signature", ("signature:", "key:", "receipt:", "bundle:")),
     ("ledger", "Ledger legs", ("ledger legs:",)),
 )
