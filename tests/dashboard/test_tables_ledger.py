@@ -1,0 +1,58 @@
+"""Tables in the admin (create, close, new version, never edited) and the ledger pages."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from casino.engine.rules import USDC
+from casino.errors import ApplicationError
+from casino.models import Table
+from casino.services import round_open
+from tests.dashboard.conftest import login, make_player, make_table
+
+pytestmark = pytest.mark.django_db
+
+
+def test_new_version_closes_the_old_table_and_a_saved_table_is_not_edited(staff) -> None:
+    table = make_table("classic", name="main", min_bet=USDC)
+    manager = login(staff["manager"])
+    manager.post(
+        reverse("admin:casino_table_changelist"),
+        {"action": "new_versions", "_selected_action": [table.pk], "index": 0},
+    )
+    old, new = Table.objects.get(pk=table.pk), Table.objects.exclude(pk=table.pk).get()
+    assert (old.status, new.status, new.version, new.min_bet) == ("closed", "open", 2, USDC)
+    with pytest.raises(ApplicationError):
+        round_open(table=old, players=[make_player("late")])  # closed to new rounds
+    manager.post(
+        reverse("admin:casino_table_change", args=[new.pk]),
+        {"name": "renamed", "ruleset": "classic", "min_bet": 1, "max_bet": 2, "seats": 1},
+    )
+    assert Table.objects.get(pk=new.pk).min_bet == USDC  # parameters are read-only once saved
+    assert Table.objects.get(pk=new.pk).name == "main"
+
+
+def test_ledger_pages_show_balances_and_pending_withdrawals(staff) -> None:
+    from ledger.services import withdrawal_request
+
+    player = make_player("payee")
+    withdrawal = withdrawal_request(user=player, amount_micro=7 * USDC, idempotency_key="k")
+    auditor = login(staff["auditor"])
+    accounts = auditor.get(reverse("admin:dashboard_ledgeraccount_changelist")).content.decode()
+    assert f"player_available:{player.pk}" in accounts and "93.000000" in accounts
+    pending = auditor.get(reverse("admin:dashboard_pendingwithdrawal_changelist")).content.decode()
+    assert "7.000000" in pending
+    assert 'value="complete"' not in pending  # the auditor gets no resolve actions
+    manager = login(staff["manager"])
+    page = manager.get(reverse("admin:dashboard_pendingwithdrawal_changelist")).content.decode()
+    assert 'value="complete"' in page and 'value="cancel"' in page
+    manager.post(
+        reverse("admin:dashboard_pendingwithdrawal_changelist"),
+        {"action": "cancel", "_selected_action": [withdrawal.pk], "index": 0},
+    )
+    again = manager.get(reverse("admin:dashboard_pendingwithdrawal_changelist")).content.decode()
+    assert "7.000000" not in again
+    from ledger.selectors import wallet_balances
+
+    assert wallet_balances(user_id=player.pk)["player_available"] == 100 * USDC
