@@ -91,7 +91,7 @@ def verify_round(
         if replay_check is not None and not report.failures:
             report.failures.extend(replay_check(events, receipt))
             report.replayed = True
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
         fail(f"bundle: malformed round data ({type(exc).__name__}: {exc})")
     return report
 
@@ -108,8 +108,8 @@ def verify_lines(
             continue
         try:
             bundle, spans = parse_line(text)
-        except ValueError as exc:
-            failure = f"bundle: line is not valid JSON ({exc})"
+        except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
+            failure = f"bundle: line is not valid JSON ({type(exc).__name__}: {exc})"
             yield RoundReport(line=number, round_id="?", failures=[failure])
             continue
         if not isinstance(bundle, dict):

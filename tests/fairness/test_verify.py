@@ -371,3 +371,12 @@ def test_no_single_character_change_that_alters_the_round_verifies(
     report = next(iter(verify_lines([mutant], KeyRing())))
     if report.ok:
         assert _meaning(mutant) == _meaning(MUTANT_LINE), (position, char)
+
+
+def test_absurd_lines_fail_cleanly() -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    odd = json.dumps({"receipt": {"round_id": 1}, "events": [[]]})
+    reports = list(verify_lines([deep, odd], KeyRing()))
+    assert [r.ok for r in reports] == [False, False]
+    assert reports[0].failures[0].startswith("bundle: line is not valid JSON (RecursionError")
+    assert reports[1].failures[-1].startswith("bundle: malformed round data")
