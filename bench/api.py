@@ -121,9 +121,21 @@ async def _hammer(base: str, method: str, path: str, workers: int, seconds: floa
 
 
 async def _sockets(url: str, count: int, origin: str) -> list[Any]:
-    return list(
-        await asyncio.gather(*(websockets.connect(url, origin=origin) for _ in range(count)))  # type: ignore[arg-type]
-    )
+    """`count` open sockets, 20 handshakes at a time (a retried handshake is not measured)."""
+    gate = asyncio.Semaphore(20)
+
+    async def one() -> Any:
+        async with gate:
+            for attempt in range(5):
+                try:
+                    return await websockets.connect(url, origin=origin, open_timeout=60)  # type: ignore[arg-type]
+                except (OSError, EOFError, websockets.exceptions.WebSocketException):
+                    if attempt == 4:
+                        raise
+                    await asyncio.sleep(0.5)
+        raise AssertionError("unreachable")
+
+    return list(await asyncio.gather(*(one() for _ in range(count))))
 
 
 async def _fanout(base: str, clients: int, sends: int, origin: str) -> list[float]:
