@@ -47,10 +47,12 @@ def contributions(round_id: str, state: RoundState) -> list[StatsContribution]:
 
 
 def round_contribute(*, round_id: str, state: RoundState) -> None:
-    """Replace a round's contribution rows with what its state implies."""
-    with transaction.atomic():
+    """Make a finished round's contribution rows what its state implies (one query)."""
+    rows = contributions(round_id, state)
+    if rows:  # just settled: the round has no rows yet
+        StatsContribution.objects.bulk_create(rows, ignore_conflicts=True)
+    else:  # voided (possibly after settlement): its numbers come back out
         StatsContribution.objects.filter(round_id=round_id).delete()
-        StatsContribution.objects.bulk_create(contributions(round_id, state))
 
 
 def announce(*, round_id: str, table_id: str) -> None:
