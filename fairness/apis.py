@@ -42,28 +42,28 @@ class StrictCharField(serializers.CharField):
         return super().to_internal_value(data)
 
 
+@extend_schema_serializer(component_name="FairnessKey")
+class SigningKeySerializer(serializers.Serializer[Any]):
+    key_id = serializers.CharField(help_text="first 16 hex of sha256(raw public key)")
+    public_key = serializers.CharField(help_text="raw Ed25519 public key, 64 hex")
+    algorithm = serializers.CharField()
+    current = serializers.BooleanField()
+    created_at = serializers.DateTimeField(allow_null=True)
+
+
 class KeysApi(APIView):
     """Receipt-signing public keys. Rotation keeps old keys listed: old receipts still verify."""
 
     permission_classes = [AllowAny]
     authentication_classes: list[Any] = []
 
-    @extend_schema_serializer(component_name="FairnessKey")
-    class KeySerializer(serializers.Serializer[Any]):
-        key_id = serializers.CharField(help_text="first 16 hex of sha256(raw public key)")
-        public_key = serializers.CharField(help_text="raw Ed25519 public key, 64 hex")
-        algorithm = serializers.CharField()
-        current = serializers.BooleanField()
-        created_at = serializers.DateTimeField(allow_null=True)
-
     @extend_schema_serializer(component_name="FairnessKeys")
     class OutputSerializer(serializers.Serializer[Any]):
-        keys = serializers.ListField(child=serializers.DictField())
+        keys = SigningKeySerializer(many=True)
 
     @extend_schema(operation_id="fairness_keys", responses=OutputSerializer)
     def get(self, request: Request) -> Response:
-        keys = self.KeySerializer(selectors.signing_keys(), many=True).data
-        return Response({"keys": keys})
+        return Response(self.OutputSerializer({"keys": selectors.signing_keys()}).data)
 
 
 class ClientSeedApi(APIView):
