@@ -15,6 +15,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Final
 
+from casino.engine.cards import RANK_POINTS
 from casino.engine.rules import DUEL, RuleSet
 
 # Result keys, in display order.
@@ -22,22 +23,7 @@ OUTCOMES: Final[tuple[str, ...]] = ("17", "18", "19", "20", "21", "bust")
 # Up-card keys, in display order (ten-value cards are one key).
 UP_CARD_KEYS: Final[tuple[str, ...]] = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "A")
 
-_UP_VALUES: Final[dict[str, int]] = {
-    "A": 1,
-    "2": 2,
-    "3": 3,
-    "4": 4,
-    "5": 5,
-    "6": 6,
-    "7": 7,
-    "8": 8,
-    "9": 9,
-    "10": 10,
-    "T": 10,
-    "J": 10,
-    "Q": 10,
-    "K": 10,
-}
+_UP_VALUES: Final[dict[str, int]] = {**RANK_POINTS, "10": 10}  # "10" names every ten
 
 # A distribution over OUTCOMES, as a tuple in that order.
 _Dist = tuple[float, float, float, float, float, float]

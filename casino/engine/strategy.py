@@ -19,6 +19,8 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from casino.engine.cards import RANK_POINTS
+
 Move = Literal["hit", "stand", "double", "split"]
 
 HIT: Final[Move] = "hit"
@@ -29,21 +31,7 @@ SPLIT: Final[Move] = "split"
 # Column order of every table row: dealer up card value 2..10, then Ace (value 1).
 UP_CARDS: Final[tuple[int, ...]] = (2, 3, 4, 5, 6, 7, 8, 9, 10, 1)
 
-_RANK_VALUES: Final[dict[str, int]] = {
-    "A": 1,
-    "2": 2,
-    "3": 3,
-    "4": 4,
-    "5": 5,
-    "6": 6,
-    "7": 7,
-    "8": 8,
-    "9": 9,
-    "T": 10,
-    "J": 10,
-    "Q": 10,
-    "K": 10,
-}
+_RANK_VALUES: Final = RANK_POINTS  # seed 000 card values, ace = 1
 
 
 def _row(cells: str) -> dict[int, str]:

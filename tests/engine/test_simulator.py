@@ -21,7 +21,7 @@ from casino.engine.simulator import (
     simulate,
     summarize,
 )
-from casino.management.commands.simulate import ProgressBar
+from casino.progress import ProgressBar
 
 TIMING = ("rounds_per_s", "rounds_per_s_per_worker", "elapsed_s", "workers")
 
@@ -235,11 +235,11 @@ class _FakeTty(StringIO):
 
 def test_progress_bar_draws_only_on_a_terminal() -> None:
     tty = _FakeTty()
-    bar = ProgressBar(tty, width=10)
+    bar = ProgressBar("rounds", tty, width=10)
     bar(5, 10)
     bar(10, 10)
     assert "[#####-----]" in tty.getvalue()
     assert tty.getvalue().endswith("\n")
     pipe = StringIO()
-    ProgressBar(pipe)(10, 10)
+    ProgressBar("rounds", pipe)(10, 10)
     assert pipe.getvalue() == ""

@@ -5,34 +5,13 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
-from typing import Any, TextIO
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from casino.engine.rules import RULESETS
 from casino.engine.simulator import SHOES, SimulationConfig, simulate
-
-
-class ProgressBar:
-    """A one-line progress bar on a terminal (stderr); silent when stderr is not a TTY."""
-
-    def __init__(self, stream: TextIO, width: int = 30) -> None:
-        self.stream = stream
-        self.width = width
-        self.enabled = stream.isatty()
-        self.started = time.perf_counter()
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self.enabled:
-            return
-        filled = self.width * done // total
-        rate = done / max(time.perf_counter() - self.started, 1e-9)
-        bar = "#" * filled + "-" * (self.width - filled)
-        self.stream.write(f"\r[{bar}] {done:>12,}/{total:,} rounds  {rate:>9,.0f}/s")
-        if done >= total:
-            self.stream.write("\n")
-        self.stream.flush()
+from casino.progress import ProgressBar
 
 
 def format_report(report: dict[str, Any]) -> str:
@@ -114,7 +93,9 @@ class Command(BaseCommand):
         )
         try:
             config.check()
-            report = simulate(config, workers=options["workers"], progress=ProgressBar(sys.stderr))
+            report = simulate(
+                config, workers=options["workers"], progress=ProgressBar("rounds", sys.stderr)
+            )
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         if options["json"]:
