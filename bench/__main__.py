@@ -49,25 +49,40 @@ def _print_readable(figures: dict[str, Any]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Parse arguments, run the named benchmarks in order, print their figures."""
+    """Parse arguments, run the named benchmarks in order, print their figures.
+
+    `all` runs every benchmark. With --json the output is one JSON object mapping each
+    figure's name (`<bench>.<figure>`) to its value.
+    """
     names = available()
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
-    parser.add_argument("names", nargs="+", metavar="name", help=f"one of: {', '.join(names)}")
+    parser.add_argument(
+        "names", nargs="+", metavar="name", help=f"all, or any of: {', '.join(names)}"
+    )
     parser.add_argument("--quick", action="store_true", help="a short run (smoke test)")
-    parser.add_argument("--json", action="store_true", help="one JSON line per benchmark")
+    parser.add_argument("--json", action="store_true", help="one JSON object of every figure")
     args = parser.parse_args(argv)
     # Benchmarks that touch Django find the project's settings without extra setup.
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "casino.settings")
-    unknown = [name for name in args.names if name not in names]
+    chosen = names if "all" in args.names else args.names
+    unknown = [name for name in chosen if name not in names]
     if unknown:
         parser.error(f"unknown benchmark(s): {', '.join(unknown)} (have: {', '.join(names)})")
-    for name in args.names:
-        figures = run_one(name, quick=args.quick)
+    collected: dict[str, Any] = {}
+    failed = 0
+    for name in chosen:
+        try:
+            figures = run_one(name, quick=args.quick)
+        except Exception as exc:  # one broken bench must not hide the others' figures
+            failed += 1
+            figures = {"bench": name, "error": f"{type(exc).__name__}: {exc}"}
         if args.json:
-            print(json.dumps(figures, sort_keys=True), flush=True)
+            collected.update({f"{name}.{key}": value for key, value in figures.items()})
         else:
             _print_readable(figures)
-    return 0
+    if args.json:
+        print(json.dumps(collected, sort_keys=True), flush=True)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,40 @@
+"""`python -m bench`: names, `all`, and the one JSON object of every figure."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from bench import __main__ as runner
+
+
+def fake_run_one(name: str, *, quick: bool) -> dict[str, Any]:
+    if name == "ledger":
+        raise RuntimeError("no PostgreSQL")
+    return {"bench": name, "quick": quick, "rounds_per_s": len(name)}
+
+
+def test_all_runs_every_bench_into_one_json_object(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(runner, "run_one", fake_run_one)
+    code = runner.main(["all", "--quick", "--json"])
+    figures = json.loads(capsys.readouterr().out)
+    assert {"engine", "fairness", "ledger", "eventstore", "api", "service"} <= set(
+        runner.available()
+    )
+    for name in runner.available():
+        assert figures[f"{name}.bench"] == name
+    assert figures["engine.rounds_per_s"] == len("engine")
+    assert figures["engine.quick"] is True
+    assert figures["ledger.error"] == "RuntimeError: no PostgreSQL"
+    assert code == 1  # a failed bench is reported, and fails the run
+
+
+def test_unknown_names_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        runner.main(["nope"])
+    assert caught.value.code == 2
+    assert "unknown benchmark(s): nope" in capsys.readouterr().err
