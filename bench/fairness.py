@@ -95,6 +95,11 @@ def run(quick: bool) -> dict[str, Any]:
         _best_us(lambda: verify_receipt(receipt, signature, public), n // 10), 1
     )
     assert public_key_bytes(key)
+    repeats = n // 10
+    cpu0 = time.process_time()
+    for _ in range(repeats):
+        verify_receipt(receipt, signature, public)
+    figures["receipt_verify_cpu_us"] = round((time.process_time() - cpu0) / repeats * 1e6, 1)
 
     rounds = 300 if quick else 2_000
     chain = create_chain(rounds)
@@ -121,7 +126,7 @@ def run(quick: bool) -> dict[str, Any]:
         figures[f"verifier_{label}_replay_rounds_per_cpu_s"] = with_replay["cpu"]
         # Share of a round's CPU spent in the one Ed25519 verification (the per-round floor).
         figures[f"verifier_{label}_signature_share"] = round(
-            figures["receipt_verify_us"] * no_replay["cpu"] / 1e6, 2
+            figures["receipt_verify_cpu_us"] * no_replay["cpu"] / 1e6, 2
         )
     figures["targets"] = "first 20 <= 20 us; full shoe <= 250 us; verifier >= 5,000 rounds/s/core"
     return figures
