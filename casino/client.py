@@ -35,6 +35,7 @@ from fairness.verify import KeyRing, load_engine_replay, verify_round
 STEP_TIMEOUT_S = 60.0
 MAX_STEPS = 300
 LOBBY_WAIT_S = 60.0
+THROTTLE_RETRIES = 5
 
 
 class ClientError(Exception):
@@ -57,9 +58,14 @@ class Player:
 
     async def call(self, method: str, path: str, body: Any = None) -> httpx.Response:
         headers = {"Idempotency-Key": uuid.uuid4().hex} if method == "POST" else {}
-        started = time.perf_counter()
-        response = await self.http.request(method, path, json=body, headers=headers)
-        self.latencies.append(time.perf_counter() - started)
+        for _ in range(THROTTLE_RETRIES):
+            started = time.perf_counter()
+            response = await self.http.request(method, path, json=body, headers=headers)
+            self.latencies.append(time.perf_counter() - started)
+            if response.status_code != 429:
+                break
+            # Throttled: the same key is safe to resend (idempotent) after the server's wait.
+            await asyncio.sleep(min(30.0, float(response.headers.get("Retry-After") or 1)))
         if response.headers.get("content-type", "").startswith("application/json"):
             self.leaks.extend(message_leaks(response.json(), self.user_id or None))
         return response
