@@ -56,14 +56,20 @@ def round_get(round_id: str) -> Round:
 
 def round_for_player(request: Request, round_id: str, *, staff_may_read: bool = False) -> Round:
     """The round if the caller plays in it (403 otherwise; staff may read when allowed)."""
-    found = round_get(round_id)
     if staff_may_read and request.user.is_staff:
-        return found
-    if not RoundPlayer.objects.filter(round=found, user_id=user_pk(request)).exists():
-        raise ApplicationError(
-            "You do not play in this round.", code="not_a_participant", status_code=403
+        return round_get(round_id)
+    if ROUND_ID_RE.fullmatch(round_id):  # one query on the hot path: the caller's seat + round
+        seat = (
+            RoundPlayer.objects.filter(round_id=round_id, user_id=user_pk(request))
+            .select_related("round")
+            .first()
         )
-    return found
+        if seat is not None:
+            return seat.round
+    round_get(round_id)  # 404 if there is no such round
+    raise ApplicationError(
+        "You do not play in this round.", code="not_a_participant", status_code=403
+    )
 
 
 def table_get(table_id: int) -> Table:
