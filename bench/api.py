@@ -174,6 +174,8 @@ async def _play_classic(
             extra = {"Idempotency-Key": uuid.uuid4().hex} if method == "POST" else {}
             response = await http.request(method, path, json=body, headers=extra)
             latencies.append(time.perf_counter() - started)
+            if response.status_code >= 400:  # a throttle or error must not count as a round
+                raise RuntimeError(f"{method} {path}: {response.status_code} {response.text[:200]}")
             return response.json()
 
         me = str((await call("GET", "/api/auth/me/"))["id"])
