@@ -208,6 +208,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "casino.schema.AutoSchema",
     "EXCEPTION_HANDLER": "casino.errors.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["casino.throttles.ScopedThrottle"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
 }
@@ -222,6 +223,13 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+}
+
+# Rate limits per scope (casino/throttles.py): logins per client address, money-moving
+# requests (bets, actions, deposits, withdrawals) per player.
+THROTTLE_RATES: dict[str, str] = {
+    "login": env.str("THROTTLE_LOGIN", default="30/min"),
+    "money": env.str("THROTTLE_MONEY", default="600/min"),
 }
 
 # Money: the largest amount accepted at the API edge, in micro-USDC (default 1,000,000 USDC).

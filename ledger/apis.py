@@ -158,6 +158,7 @@ class AmountInput(serializers.Serializer[Any]):
 
 
 class WithdrawalRequestApi(APIView):
+    throttle_scope = "money"  # settings.THROTTLE_RATES
     permission_classes = [IsAuthenticated]
 
     @extend_schema(
@@ -186,6 +187,7 @@ class WithdrawalRequestApi(APIView):
 
 
 class FaucetApi(APIView):
+    throttle_scope = "money"  # settings.THROTTLE_RATES
     permission_classes = [IsAuthenticated]
 
     @extend_schema(
@@ -218,6 +220,7 @@ class FaucetApi(APIView):
 
 
 class StaffDepositApi(APIView):
+    throttle_scope = "money"  # settings.THROTTLE_RATES
     permission_classes = [IsAdminUser]
 
     class InputSerializer(serializers.Serializer[Any]):
@@ -258,6 +261,7 @@ class StaffDepositApi(APIView):
 
 
 class _StaffWithdrawalResolveApi(APIView):
+    throttle_scope = "money"  # settings.THROTTLE_RATES
     permission_classes = [IsAdminUser]
     operation = ""
 

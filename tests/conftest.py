@@ -106,3 +106,12 @@ def celery_worker_process(transactional_db: None) -> Iterator[subprocess.Popen[b
     finally:
         proc.terminate()
         proc.wait(timeout=15)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache() -> Iterator[None]:
+    """Each test starts with an empty cache: rate-limit counters never leak between tests."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield

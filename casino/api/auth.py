@@ -30,6 +30,7 @@ class LoginApi(APIView):
 
     permission_classes = [AllowAny]
     authentication_classes: list[Any] = []  # no CSRF check on the way in
+    throttle_scope = "login"  # settings.THROTTLE_RATES: guessing passwords is rate-limited
 
     @extend_schema_serializer(component_name="LoginInput")
     class InputSerializer(serializers.Serializer[Any]):

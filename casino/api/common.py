@@ -84,3 +84,4 @@ class GameApi(APIView):
 
     authentication_classes = [TokenAuthentication, SessionAuthentication]
     permission_classes = [IsAuthenticated]
+    throttle_scope = "money"  # every game POST may stake money (reads are not limited)
