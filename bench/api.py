@@ -82,7 +82,14 @@ def _prepare(players: int) -> tuple[list[str], str]:
 
 
 def _serve(port: int) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "BENCH_ENDPOINTS": "1", "LOG_LEVEL": "WARNING"}
+    # Rate limits off for the load generator: it measures the server, not the throttle.
+    env = {
+        **os.environ,
+        "BENCH_ENDPOINTS": "1",
+        "LOG_LEVEL": "WARNING",
+        "THROTTLE_LOGIN": "1000000/min",
+        "THROTTLE_MONEY": "1000000/min",
+    }
     return subprocess.Popen(
         [sys.executable, "manage.py", "serve", "--port", str(port)],
         cwd=ROOT,
