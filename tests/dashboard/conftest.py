@@ -63,6 +63,12 @@ def login(user: AbstractBaseUser) -> Client:
     return client
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings: Any) -> None:
+    """PBKDF2 costs ~0.1-0.3 s per user here; these tests create several users each."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def stack_shoe(monkeypatch: pytest.MonkeyPatch) -> Callable[[Sequence[str]], None]:
     """Deal the next rounds from these cards instead of the fair shoe."""
