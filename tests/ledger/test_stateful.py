@@ -159,7 +159,13 @@ class LedgerMachine(RuleBasedStateMachine):
             return
         ref = data.draw(st.sampled_from(sorted(candidates)))
         info = self.rounds[ref]
-        moves_money = bool(info["stakes"])
+        players = set(info["stakes"]) | set(info["returns"])
+        # A void posts an entry only if the round's net effect is not zero (a push is).
+        moves_money = (
+            any(info["stakes"].get(pk, 0) != info["returns"].get(pk, 0) for pk in players)
+            or info["house"] != 0
+            or info["fee"] != 0
+        )
         call = lambda: services.round_void(round_ref=ref, idempotency_key=f"void-{ref}")  # noqa: E731
         if not self._maybe_crash(crash and moves_money, 1, call):
             return
