@@ -91,3 +91,21 @@ def test_review_needs_notes_and_a_flag_needs_a_reason(open_round, staff) -> None
     review.round_flag(round_id=round_id, reason="manual", user=staff["manager"])
     assert [r.id for r in review.review_queue()] == [round_id]
     assert len(review.review_events(round_id)) == 2  # staff flags are never deduplicated
+
+
+def test_a_win_equal_to_the_threshold_is_not_flagged(
+    stack_shoe, settings, django_capture_on_commit_callbacks
+) -> None:
+    from casino.engine.commands import PlaceBet
+    from casino.engine.rules import USDC
+
+    settings.REVIEW_WIN_THRESHOLD_MICRO = 10 * USDC  # "above": a net win of exactly 10 is fine
+    stack_shoe(["TH", "9S", "9C", "6D", "TS"])  # the player's 19 beats the dealer's bust
+    player = make_player("even")
+    with django_capture_on_commit_callbacks(execute=True):
+        won = services.round_open(table=make_table(), players=[player]).round.id
+        services.round_command(round_id=won, command=PlaceBet(str(player.pk), (10 * USDC,)))
+        services.round_command(round_id=won, command=Stand(str(player.pk)))
+    assert Round.objects.get(id=won).return_total == 20 * USDC
+    assert pending_reasons(won) == []
+    assert review.review_events(won) == []
