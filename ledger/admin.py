@@ -7,20 +7,8 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
+from casino.admin import ReadOnlyAdmin
 from ledger.models import AccountBalance, JournalEntry, Posting, WithdrawalRequest
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
-    """Money moves only through ledger/services.py: the admin never writes."""
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(AccountBalance)
@@ -52,3 +40,10 @@ class JournalEntryAdmin(ReadOnlyAdmin):
 class WithdrawalRequestAdmin(ReadOnlyAdmin):
     list_display = ("id", "user", "amount_micro", "status", "created_at", "resolved_at")
     list_filter = ("status",)
+
+
+@admin.register(Posting)
+class PostingAdmin(ReadOnlyAdmin):
+    list_display = ("id", "entry", "account", "amount")
+    search_fields = ("account__key", "entry__reference")
+    list_select_related = ("entry", "account")

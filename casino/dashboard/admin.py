@@ -1,8 +1,6 @@
 """Dashboard admin pages: ledger views (accounts, receivables, pending withdrawals), review
-rows, player profiles, and read-only admins for immutable ledger and fairness records.
-
-Records that `ledger/admin.py` or `fairness/admin.py` already register are left to them;
-whatever is still unregistered is registered here read-only (this app loads after both).
+rows and player profiles. The immutable records' own read-only admins live with their apps
+(`casino/admin.py`, `ledger/admin.py`, `fairness/admin.py`), all on `casino.admin.ReadOnlyAdmin`.
 """
 
 from __future__ import annotations
@@ -23,8 +21,7 @@ from casino.dashboard.models import (
     RoundReview,
 )
 from casino.errors import ApplicationError
-from fairness.models import RoundProof, SeedChain, SigningKey
-from ledger.models import AccountBalance, JournalEntry, Posting, WithdrawalRequest, WithdrawalStatus
+from ledger.models import WithdrawalStatus
 from ledger.money import format_amount
 from ledger.services import withdrawal_cancel_post, withdrawal_complete_post
 
@@ -121,54 +118,3 @@ class RoundReviewAdmin(ReadOnlyAdmin):
 class PlayerProfileAdmin(ReadOnlyAdmin):
     list_display = ("user", "display_name", "opt_out")
     search_fields = ("user__username", "display_name")
-
-
-class PostingInline(admin.TabularInline):  # type: ignore[type-arg]
-    model = Posting
-    extra = 0
-    can_delete = False
-    readonly_fields = ("account", "amount")
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-
-class JournalEntryAdmin(ReadOnlyAdmin):
-    list_display = ("id", "kind", "reference", "created_at")
-    list_filter = ("kind",)
-    search_fields = ("reference",)
-    inlines = [PostingInline]
-
-
-class PostingAdmin(ReadOnlyAdmin):
-    list_display = ("id", "entry", "account", "amount")
-    search_fields = ("account__key", "entry__reference")
-    list_select_related = ("entry", "account")
-
-
-class SeedChainAdmin(ReadOnlyAdmin):
-    # The encrypted head never leaves the database, not even to staff screens.
-    exclude = ("head_encrypted",)
-    list_display = ("id", "table_id", "length", "next_index", "revealed_index", "status")
-
-
-class RoundProofAdmin(ReadOnlyAdmin):
-    list_display = ("round_id", "table_id", "chain_id", "nonce", "key_id", "created_at")
-    search_fields = ("round_id",)
-
-
-FALLBACKS: tuple[tuple[Any, type[admin.ModelAdmin]], ...] = (  # type: ignore[type-arg]
-    (JournalEntry, JournalEntryAdmin),
-    (Posting, PostingAdmin),
-    (AccountBalance, ReadOnlyAdmin),
-    (WithdrawalRequest, ReadOnlyAdmin),
-    (SeedChain, SeedChainAdmin),
-    (RoundProof, RoundProofAdmin),
-    (SigningKey, ReadOnlyAdmin),
-)
-for model, model_admin in FALLBACKS:
-    if not admin.site.is_registered(model):
-        admin.site.register(model, model_admin)
