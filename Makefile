@@ -34,7 +34,7 @@ run: venv
 	@echo "          http://$(HOST):$(PORT)/admin/            staff dashboard (staff / demo-password)"
 	@echo "          http://$(HOST):$(PORT)/fairness/verify/  verify a round"
 	@echo "          http://$(HOST):$(PORT)/healthz           health"
-	@echo "  Logins: alice, bob, carol (players), staff; password demo-password"
+	@echo "  Logins: alice, bob, carol (players), staff, reviewer, manager, auditor; password demo-password"
 	@echo ""
 	$(PY) manage.py serve --host $(HOST) --port $(PORT)
 
