@@ -142,3 +142,16 @@ def test_audit_names_an_unknown_round() -> None:
 
     with pytest.raises(CommandError, match="no such round: missing"):
         call_command("audit", "--round", "missing")
+
+
+def test_a_cut_off_tail_is_caught_through_the_receipt(rounds: list[str], tmp_path: Path) -> None:
+    target = rounds[0]
+    last = StoredEvent.objects.filter(stream_id=target).order_by("-version").first()
+    assert last is not None and last.type == "ServerSeedRevealed"
+    tamper("DELETE FROM eventstore_storedevent WHERE position = %s", [last.position])
+    code, result = run_audit("--round", target)
+    assert code == 1
+    problems = result["problems"][0]["problems"]  # type: ignore[index]
+    assert any("final" in p or "ServerSeedRevealed" in p for p in problems), problems
+    code, _ = export_and_verify(tmp_path)
+    assert code == 1
