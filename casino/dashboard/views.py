@@ -5,6 +5,7 @@ Views only check permissions, parse the form, call one service and render.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date, timedelta
 from typing import Any
 
@@ -101,40 +102,58 @@ def _back(round_id: str) -> HttpResponse:
     return redirect(reverse("admin:round_review", args=[round_id]))
 
 
-def round_flag_page(request: HttpRequest, round_id: str) -> HttpResponse:
-    _require(request, FLAG_ROUND)
+def _staff_post(
+    request: HttpRequest,
+    round_id: str,
+    *,
+    permission: str,
+    form_class: type[forms.Form],
+    act: Callable[[dict[str, Any]], object],
+    done: str,
+    invalid: str,
+) -> HttpResponse:
+    """A staff action posted from the review page: check, validate, act, report, go back."""
+    _require(request, permission)
     if request.method != "POST":
         return _back(round_id)
-    form = FlagForm(request.POST)
+    form = form_class(request.POST)
     if form.is_valid():
         try:
-            review.round_flag(
-                round_id=round_id, reason=form.cleaned_data["reason"], user=request.user
-            )
-            messages.success(request, "Round flagged for review.")
+            act(form.cleaned_data)
+            messages.success(request, done)
         except ApplicationError as error:
             messages.error(request, error.message)
     else:
-        messages.error(request, "A flag needs a reason.")
+        messages.error(request, invalid)
     return _back(round_id)
+
+
+def round_flag_page(request: HttpRequest, round_id: str) -> HttpResponse:
+    return _staff_post(
+        request,
+        round_id,
+        permission=FLAG_ROUND,
+        form_class=FlagForm,
+        act=lambda data: review.round_flag(
+            round_id=round_id, reason=data["reason"], user=request.user
+        ),
+        done="Round flagged for review.",
+        invalid="A flag needs a reason.",
+    )
 
 
 def round_reviewed_page(request: HttpRequest, round_id: str) -> HttpResponse:
-    _require(request, REVIEW_ROUND)
-    if request.method != "POST":
-        return _back(round_id)
-    form = ReviewedForm(request.POST)
-    if form.is_valid():
-        try:
-            review.round_review_mark(
-                round_id=round_id, notes=form.cleaned_data["notes"], user=request.user
-            )
-            messages.success(request, "Round marked reviewed.")
-        except ApplicationError as error:
-            messages.error(request, error.message)
-    else:
-        messages.error(request, "Reviewing needs notes.")
-    return _back(round_id)
+    return _staff_post(
+        request,
+        round_id,
+        permission=REVIEW_ROUND,
+        form_class=ReviewedForm,
+        act=lambda data: review.round_review_mark(
+            round_id=round_id, notes=data["notes"], user=request.user
+        ),
+        done="Round marked reviewed.",
+        invalid="Reviewing needs notes.",
+    )
 
 
 def round_void_page(request: HttpRequest, round_id: str) -> HttpResponse:
