@@ -72,7 +72,7 @@ def _after_insurance(run: Run) -> None:
         run.emit(DealerPeeked(blackjack))
         if blackjack:
             _reveal_hole(run)
-            _settle(run)
+            settle(run)
             return
     next_turn(run)
 
@@ -113,12 +113,16 @@ def _dealer_plays(run: Run) -> None:
             if total > 17 or (total == 17 and not (rules.dealer_hits_soft_17 and dealer.is_soft)):
                 break
             run.deal_dealer()
-    _settle(run)
+    settle(run)
 
 
-def _settle(run: Run) -> None:
+def settle(run: Run) -> None:
+    """Emit RoundSettled: every hand against the dealer's hand as it stands."""
     hands, insurance = banked_results(run.state)
     run.emit(RoundSettled(hands, insurance, 0, run.state.dealer.total, run.now_ms))
+
+
+_settle = settle  # the old private name, still used by fairness/replay.py until it moves
 
 
 # --- insurance ---------------------------------------------------------------------------

@@ -51,7 +51,7 @@ from casino.engine.run import Run
 from casino.engine.shoe import Shoe
 from casino.engine.state import BETTING, DUELING, INSURANCE, PLAYING, SETTLED, VOIDED, RoundState
 
-__all__ = ["ReplayError", "decide", "evolve", "expire", "replay", "step"]
+__all__ = ["ReplayError", "decide", "evolve", "expire", "replay", "settle", "step"]
 
 _CLIENT_SEED = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
 
@@ -95,6 +95,22 @@ def expire(state: RoundState | None, now_ms: int, shoe: Shoe | None) -> list[Eve
         return []
     run = Run(state, now_ms, shoe)
     _expire(run)
+    return run.events
+
+
+def settle(state: RoundState, now_ms: int) -> list[Event]:
+    """The settlement events the engine derives from `state` at `now_ms`, with the same code a
+    live round runs: house-banked, [RoundSettled]; duel, [CardsRevealed, RoundSettled] (or []
+    while a duel hand is still open). No shoe: settling deals no card.
+
+    For the verifier (fairness/replay.py), which recomputes each recorded settlement from the
+    state just before it and compares.
+    """
+    run = Run(state, now_ms, None)
+    if state.rules.kind == DUEL:
+        duel.finish_if_done(run)
+    else:
+        banked.settle(run)
     return run.events
 
 

@@ -28,7 +28,7 @@ def deal(run: Run) -> None:
         for box in run.state.boxes:
             run.deal_player(box.player_id, box.box, 0, hidden=round_of_cards == 1)
     run.emit(DuelTimerStarted(run.now_ms + run.state.rules.duel_timer_ms))
-    _finish_if_done(run)
+    finish_if_done(run)
 
 
 def _own_box(run: Run, player_id: str) -> Box:
@@ -46,13 +46,13 @@ def _own_box(run: Run, player_id: str) -> Box:
 def hit(run: Run, player_id: str) -> None:
     box = _own_box(run, player_id)
     run.deal_player(player_id, box.box, 0, hidden=True)
-    _finish_if_done(run)
+    finish_if_done(run)
 
 
 def stand(run: Run, player_id: str) -> None:
     box = _own_box(run, player_id)
     run.emit(PlayerStood(player_id, box.box, 0, False))
-    _finish_if_done(run)
+    finish_if_done(run)
 
 
 def expire(run: Run) -> None:
@@ -60,10 +60,11 @@ def expire(run: Run) -> None:
     for box in run.state.boxes:
         if box.hands[0].status == OPEN:
             run.emit(PlayerStood(box.player_id, box.box, 0, True))
-    _finish_if_done(run)
+    finish_if_done(run)
 
 
-def _finish_if_done(run: Run) -> None:
+def finish_if_done(run: Run) -> None:
+    """Once no hand is open: CardsRevealed (every hidden card), then RoundSettled."""
     boxes = run.state.boxes
     if any(b.hands[0].status == OPEN for b in boxes):
         return
@@ -85,3 +86,6 @@ def _finish_if_done(run: Run) -> None:
         for b, h, g in zip(s.boxes, hands, gross, strict=True)
     )
     run.emit(RoundSettled(results, (), fee, 0, run.now_ms))
+
+
+_finish_if_done = finish_if_done  # the old private name, still used by fairness/replay.py

@@ -30,7 +30,7 @@ from casino.engine.commands import (
     Timeout,
     VoidRound,
 )
-from casino.engine.decider import replay, step
+from casino.engine.decider import evolve, replay, settle, step
 from casino.engine.errors import DomainError
 from casino.engine.events import (
     CardsRevealed,
@@ -217,6 +217,21 @@ def test_money_is_conserved(script: Any) -> None:
         assert balance[ROUND] == 0
     if states[-1].voided is not None:  # a void hands every player back exactly their stakes
         assert all(v == 0 for k, v in balance.items() if k.startswith("player:"))
+
+
+@FAST
+@given(scripts())
+def test_public_settle_recomputes_every_recorded_settlement(script: Any) -> None:
+    """settle(state before the settlement, its time) gives exactly the recorded events (the
+    verifier's check): [RoundSettled] house-banked, [CardsRevealed, RoundSettled] duel."""
+    events, _ = _play(script)
+    states: list[Any] = [None]
+    for event in events:
+        states.append(evolve(states[-1], event))
+    for index, event in enumerate(events):
+        if isinstance(event, RoundSettled):
+            first = index - 1 if isinstance(events[index - 1], CardsRevealed) else index
+            assert settle(states[first], event.settled_at_ms) == events[first : index + 1]
 
 
 def _shown(obj: Any, found: set[int]) -> None:
