@@ -1,11 +1,10 @@
-"""Full rounds through the round service, and `audit` over them.
+"""Full rounds through the round service (`audit` over played rounds is `bench/audit.py`).
 
 `python -m bench service [--quick]` (or `python bench/service.py`). With DATABASE_URL set to
 PostgreSQL it uses a scratch database `<db>_servicebench`; otherwise a temporary SQLite file.
 Each rule set is played by `manage.py play` (events, ledger, projections, receipt, fair shoe)
 in a fresh process; the figures are rounds/s, SQL queries per round, where the time goes
-(cProfile on a separate, untimed batch, grouped by package), and `audit` rounds/s over
-everything played.
+(cProfile on a separate, untimed batch, grouped by package).
 """
 
 from __future__ import annotations
@@ -31,7 +30,6 @@ django.setup()
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from casino.play import play
-from casino.audit import audit, select_rounds
 
 ruleset, players, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 play(ruleset=ruleset, rounds=2, players=players)  # warm-up: chain creation, caches
@@ -52,18 +50,11 @@ for (filename, _, _), (_, _, tottime, _, _) in pstats.Stats(profile).stats.items
     else:
         groups["other"] = groups.get("other", 0.0) + tottime
 total = sum(groups.values()) or 1.0
-ids = select_rounds(finished_only=True)
-started = time.perf_counter()
-audited = audit(ids)
-audit_s = time.perf_counter() - started
 print(json.dumps({
     "rounds": report.rounds,
     "rounds_per_s": report.rounds / report.seconds,
     "queries_per_round": len(queries.captured_queries) / counted.rounds,
     "time_share": {k: round(v / total, 3) for k, v in sorted(groups.items(), key=lambda g: -g[1])},
-    "audit_rounds": len(ids),
-    "audit_failed": sum(not r.ok for r in audited),
-    "audit_rounds_per_s": len(ids) / audit_s,
 }))
 """
 
@@ -108,9 +99,6 @@ def run(quick: bool) -> dict[str, Any]:
         figures[f"{ruleset}_rounds_per_s"] = round(result["rounds_per_s"], 1)
         figures[f"{ruleset}_queries_per_round"] = round(result["queries_per_round"], 1)
         figures[f"{ruleset}_time_share"] = result["time_share"]
-        figures["audit_rounds"] = result["audit_rounds"]
-        figures["audit_failed"] = result["audit_failed"]
-        figures["audit_rounds_per_s"] = round(result["audit_rounds_per_s"], 1)
     return figures
 
 
