@@ -1,18 +1,52 @@
-"""`/ws/tables/<id>/`: a table's live feed. Players get their own view, spectators the public one.
+"""`/ws/tables/<id>/`: a table's live feed, and a way to play at it.
 
-Client -> server (JSON text, at most MAX_MESSAGE_BYTES):
+Players get their own view, spectators the public one. Every client frame is one JSON object
+in a text frame of at most MAX_MESSAGE_BYTES (4096) bytes; a bigger frame closes the socket
+with 1009. Every other bad frame (binary, not JSON, not an object, unknown `type`, wrong field
+types) is answered with an `error` and the socket stays open; nothing changes.
+
+Client -> server:
+- `{"type": "ping"}` -> `{"type": "pong"}`;
 - `{"type": "resume", "rounds": {"<round_id>": <last seen version>, ...}}`: every version the
   client missed of those rounds, and of any later round at the table, from the event store;
-- `{"type": "ping"}` -> `{"type": "pong"}`.
-Server -> client: `{"type": "hello", ...}` once, then `{"type": "round", "round_id",
-"from_version", "version", "events", "view"}` per committed command; never a duplicate version.
+- game commands (authenticated players only), each with a client `id` that is also its
+  idempotency key (1-100 of `A-Z a-z 0-9 . _ : -`):
+  - `{"type": "deal", "id", "mode": "bet"|"rebet"|"double", "bets": ["1.00", ...]}` at this
+    table (REST `POST /api/tables/<id>/deal/`);
+  - `{"type": "hit", "id", "round_id", "confirm": false}` (`confirm: true` is the safety-net
+    confirmation), `{"type": "stand"|"double"|"split", "id", "round_id"}`,
+    `{"type": "insurance", "id", "round_id", "take", "box", "amount"?}`,
+    `{"type": "even_money", "id", "round_id", "take", "box"}` (REST
+    `POST /api/rounds/<round_id>/<action>/`); the round must be at this table.
+
+  They take the REST views' own path: the same input serializers, the same engine commands,
+  `casino.services.round_command` / `casino.tables.table_deal` (through
+  database_sync_to_async), the same `money` rate limit and the same idempotency store
+  (`casino.api.idempotency.idempotent_command`, operation `rounds_<action>` / `tables_deal`
+  with the same payload), so an `id` is one Idempotency-Key shared with REST: a retried
+  command runs once and replays its first answer, with `"replayed": true`.
+Server -> client:
+- `{"type": "hello", "table_id", "player_id", "role"}` once, then the open round's snapshot;
+- `{"type": "round", "round_id", "table_id", "from_version", "version", "events", "view",
+  "published_at"}` per committed command, for this recipient; never a duplicate version;
+- `{"type": "result", "id", "replayed", "round": {"round_id", "version", "status", "view"}}`:
+  a command's answer, the caller's own view (the REST body); its `round` message follows;
+- `{"type": "error", "id", "code", "message", "details", "status"}`: `status` is the HTTP
+  status REST answers for the same code (`not_authenticated` 401, `not_a_participant` 403,
+  `not_found` 404, `not_your_turn` / `action_not_allowed` / `insufficient_funds` 409,
+  `invalid_input` 400, `idempotency_key_reused` 422, `throttled` 429, ...); `id` is the
+  command's id when the frame carried a usable one, else null.
+Close codes: 4404 (no such table, or another player's personal table), 1009 (frame too big),
+1008 (origin refused, by `AllowedHostsOriginValidator`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from typing import Any
+import re
+from types import SimpleNamespace
+from typing import Any, cast
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -27,6 +61,20 @@ RESUME_ROUNDS = 50  # at most this many rounds replayed on a resume
 CLOSE_NOT_FOUND = 4404
 CLOSE_TOO_BIG = 1009
 CLOSE_POLICY = 1008
+ROUND_ID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+ROUND_ACTIONS = ("hit", "stand", "double", "split", "insurance", "even_money")
+COMMANDS = ("deal", *ROUND_ACTIONS)
+MESSAGE_TYPES = ("ping", "resume", *COMMANDS)
+
+
+class CommandError(Exception):
+    """A command refused before or by the service: sent to the client as an `error`."""
+
+    def __init__(
+        self, code: str, message: str, status: int, details: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.code, self.message, self.status, self.details = code, message, status, details or {}
 
 
 class TableConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
@@ -67,30 +115,204 @@ class TableConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             await self.channel_layer.group_discard(player_group(self.player_id), self.channel_name)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        size = len(text_data.encode("utf-8")) if text_data is not None else len(bytes_data or b"")
+        if text_data is None:
+            size = len(bytes_data or b"")
+        else:
+            size = len(text_data.encode("utf-8", "surrogatepass"))
         if size > MAX_MESSAGE_BYTES:
             await self.close(code=CLOSE_TOO_BIG)
             return
+        if text_data is None:
+            await self._error("malformed_message", "Send text frames: one JSON object each.")
+            return
         try:
-            request = json.loads(text_data or "")
-        except ValueError:
+            request = json.loads(text_data)
+        except (ValueError, RecursionError):
             await self._error("malformed_message", "Send one JSON object per message.")
             return
-        kind = request.get("type") if isinstance(request, dict) else None
+        if not isinstance(request, dict):
+            await self._error("malformed_message", "Send one JSON object per message.")
+            return
+        kind = request.get("type")
         if kind == "ping":
             await self.send(text_data=json.dumps({"type": "pong"}))
         elif kind == "resume":
-            rounds = request.get("rounds") or {}
+            rounds = request.get("rounds")
             if not isinstance(rounds, dict) or not all(
-                isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
+                isinstance(k, str)
+                and ROUND_ID_RE.fullmatch(k)
+                and isinstance(v, int)
+                and not isinstance(v, bool)
+                and v >= 0
                 for k, v in rounds.items()
             ):
-                await self._error("invalid_resume", "rounds must map round ids to versions.")
+                await self._error(
+                    "invalid_resume", "rounds must map round ids to versions (integers >= 0)."
+                )
                 return
             for msg in await self._missed(dict(list(rounds.items())[:RESUME_ROUNDS])):
                 await self._deliver(msg)
+        elif isinstance(kind, str) and kind in COMMANDS:
+            await self._command(kind, request)
         else:
-            await self._error("unknown_message", "Known types: resume, ping.")
+            await self._error("unknown_message", f"Known types: {', '.join(MESSAGE_TYPES)}.")
+
+    async def _command(self, kind: str, request: dict[str, Any]) -> None:
+        raw_id = request.get("id")
+        client_id = raw_id if isinstance(raw_id, str) and len(raw_id) <= 100 else None
+        try:
+            if self.player_id is None:
+                raise CommandError(
+                    "not_authenticated", "Log in (session or token) to play; spectators watch.", 401
+                )
+            status, body, replayed = await self._run_command(kind, request)
+        except CommandError as exc:
+            await self._error(
+                exc.code, exc.message, id=client_id, status=exc.status, details=exc.details
+            )
+            return
+        except Exception:  # a malfunction: logged, answered, and the socket stays up
+            logger.exception("websocket command %s failed", kind)
+            await self._error("internal_error", "The command failed.", id=client_id, status=500)
+            return
+        if status >= 400:  # a refusal stored by the idempotency record (e.g. a 400), replayed
+            error = body["error"]
+            await self._error(
+                error["code"],
+                error["message"],
+                id=client_id,
+                status=status,
+                details=error["details"],
+            )
+            return
+        await self.send(
+            text_data=json.dumps(
+                {"type": "result", "id": client_id, "replayed": replayed, "round": body}
+            )
+        )
+
+    @database_sync_to_async
+    def _run_command(self, kind: str, request: dict[str, Any]) -> tuple[int, dict[str, Any], bool]:
+        """The REST view's path for one command; ApplicationError and DRF errors -> CommandError."""
+        from rest_framework.exceptions import ValidationError
+
+        from casino.errors import ApplicationError
+
+        try:
+            return self._command_sync(kind, request)
+        except ApplicationError as exc:
+            raise CommandError(exc.code, exc.message, exc.status_code, exc.extra) from None
+        except ValidationError as exc:
+            raise CommandError(
+                "invalid_input", "The request is not valid.", 400, {"fields": exc.detail}
+            ) from None
+
+    def _command_sync(self, kind: str, request: dict[str, Any]) -> tuple[int, dict[str, Any], bool]:
+        from django.contrib.auth import get_user_model
+
+        from casino import tables
+        from casino.api import rounds as rest
+        from casino.api.common import round_body
+        from casino.api.idempotency import idempotent_command
+        from casino.api.tables import TableDealApi
+        from casino.engine.views import view
+        from casino.errors import ApplicationError
+        from casino.models import RoundPlayer, Table
+        from casino.services import round_command
+        from casino.throttles import ScopedThrottle
+        from ledger.idempotency import idempotency_key_clean
+
+        assert self.player_id is not None
+        raw_id = request.get("id")
+        key = idempotency_key_clean(raw_id if isinstance(raw_id, str) else None)
+        user = get_user_model().objects.filter(pk=int(self.player_id), is_active=True).first()
+        if user is None:
+            raise CommandError("not_authenticated", "This account is no longer active.", 401)
+        throttle = ScopedThrottle()
+        if not throttle.allow_request(
+            cast(Any, SimpleNamespace(user=user, method="POST")),
+            SimpleNamespace(throttle_scope="money"),
+        ):
+            wait = throttle.wait()
+            raise CommandError(
+                "throttled",
+                "Too many money-moving requests; retry later.",
+                429,
+                {"retry_after_s": None if wait is None else round(wait, 1)},
+            )
+        player_id = self.player_id
+        if kind == "deal":
+            table = Table.objects.filter(pk=int(self.table_id)).first()
+            if table is None:
+                raise CommandError("not_found", "No such table.", 404)
+            deal = TableDealApi.InputSerializer(data=_args(request))
+            deal.is_valid(raise_exception=True)
+            mode = deal.validated_data["mode"]
+            bets = list(deal.validated_data.get("bets") or [])
+
+            def perform_deal() -> tuple[int, dict[str, Any]]:
+                result = tables.table_deal(table=table, user=user, mode=mode, bets=bets)
+                return 200, round_body(
+                    round_id=result.round.id,
+                    version=result.round.version,
+                    status=result.round.status,
+                    view=view(result.state, Viewer("player", player_id)),
+                )
+
+            return idempotent_command(
+                user_id=int(player_id),
+                key=key,
+                operation="tables_deal",
+                payload={"table": int(self.table_id), "mode": mode, "bets": bets},
+                perform=perform_deal,
+            )
+        api: type[rest._ActionApi] = {
+            "hit": rest.HitApi,
+            "stand": rest.StandApi,
+            "double": rest.DoubleApi,
+            "split": rest.SplitApi,
+            "insurance": rest.InsuranceApi,
+            "even_money": rest.EvenMoneyApi,
+        }[kind]
+        round_id = request.get("round_id")
+        if not isinstance(round_id, str) or not ROUND_ID_RE.fullmatch(round_id):
+            raise CommandError("not_found", "No such round.", 404)
+        seat = (
+            RoundPlayer.objects.filter(round_id=round_id, user_id=user.pk)
+            .select_related("round")
+            .first()
+        )
+        if seat is None:
+            from casino.api.common import round_get
+
+            found = round_get(round_id)  # 404 when there is no such round
+            if found.table_id != int(self.table_id):
+                raise CommandError("wrong_table", "That round is at another table.", 400)
+            raise ApplicationError(
+                "You do not play in this round.", code="not_a_participant", status_code=403
+            )
+        if seat.round.table_id != int(self.table_id):
+            raise CommandError("wrong_table", "That round is at another table.", 400)
+        data = api.InputSerializer(data=_args(request))
+        data.is_valid(raise_exception=True)
+        command = api().build(player_id, dict(data.validated_data))
+
+        def perform() -> tuple[int, dict[str, Any]]:
+            result = round_command(round_id=round_id, command=command)
+            return 200, round_body(
+                round_id=round_id,
+                version=result.round.version,
+                status=result.round.status,
+                view=view(result.state, Viewer("player", player_id)),
+            )
+
+        return idempotent_command(
+            user_id=int(player_id),
+            key=key,
+            operation=f"rounds_{api.operation}",
+            payload={"round": round_id, **data.validated_data},
+            perform=perform,
+        )
 
     async def round_public(self, event: dict[str, Any]) -> None:
         if self.player_id is not None and self.player_id in event["participants"]:
@@ -122,8 +344,27 @@ class TableConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         self.seen[msg["round_id"]] = msg["version"]
         await self.send(text_data=text if text is not None else json.dumps(msg))
 
-    async def _error(self, code: str, message: str) -> None:
-        await self.send(text_data=json.dumps({"type": "error", "code": code, "message": message}))
+    async def _error(
+        self,
+        code: str,
+        message: str,
+        *,
+        id: str | None = None,
+        status: int = 400,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        await self.send(
+            text_data=json.dumps(
+                {
+                    "type": "error",
+                    "id": id,
+                    "code": code,
+                    "message": message,
+                    "details": details or {},
+                    "status": status,
+                }
+            )
+        )
 
     def _viewer_for(self, participants: list[str]) -> Viewer:
         if self.player_id is not None and self.player_id in participants:
@@ -203,6 +444,11 @@ class TableConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
                 after = max(known.get(round_.id, 0), self.seen.get(round_.id, 0))
                 out.extend(self._stream_messages(round_.id, after))
         return out
+
+
+def _args(request: dict[str, Any]) -> dict[str, Any]:
+    """A command's arguments: the frame minus its envelope (type, id, round_id)."""
+    return {k: v for k, v in request.items() if k not in ("type", "id", "round_id")}
 
 
 class BenchConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]

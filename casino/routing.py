@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -15,10 +16,16 @@ from django.urls import re_path
 from casino.consumers import BenchConsumer, TableConsumer
 from casino.dashboard.consumers import StatsConsumer
 
+_TOKEN_RE = re.compile(r"[0-9A-Za-z]{1,64}")
+
 
 @database_sync_to_async
 def _token_user(key: str) -> Any:
+    """The token's active user; None for an unknown key or one that is not a token at all."""
     from rest_framework.authtoken.models import Token
+
+    if not _TOKEN_RE.fullmatch(key):  # e.g. a NUL byte, which PostgreSQL refuses outright
+        return None
 
     token = Token.objects.select_related("user").filter(key=key).first()
     return token.user if token is not None and token.user.is_active else None
@@ -40,7 +47,7 @@ class TokenAuthMiddleware:
             query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
             key = key or (query.get("token") or [None])[0]
             if key:
-                found = await _token_user(key[:64])
+                found = await _token_user(key)
                 if found is not None:
                     scope = {**scope, "user": found}
         return await self.inner(scope, receive, send)
