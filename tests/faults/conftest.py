@@ -1,0 +1,200 @@
+"""Real faults with real services: our own Redis, server, worker and beat processes.
+
+Every process here is started by these fixtures and stopped by its PID. Redis is a private
+`redis-server` on a free port (never the shared one: other engineers and CI use it), so it
+can be restarted and its queues and groups belong to these tests alone.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.api.conftest import fast_passwords, stack  # noqa: F401 (fixtures)
+from tests.e2e.conftest import ROOT, base_env, free_port
+
+HOOKED_SERVE = Path(__file__).with_name("hooked_serve.py")
+
+
+def wait_until(predicate: Any, timeout: float, what: str, proc: Any = None) -> Any:
+    """Poll a real subprocess's effect until `predicate()` is truthy, or fail after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"{what}: the process exited with {proc.returncode}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {timeout} s")
+        time.sleep(0.1)  # polling a subprocess with a deadline
+
+
+def stop(proc: subprocess.Popen[bytes] | None, sig: int = signal.SIGTERM) -> None:
+    if proc is None or proc.poll() is not None:
+        return
+    proc.send_signal(sig)
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=5)
+
+
+@dataclass
+class OwnRedis:
+    """A private redis-server (no persistence): a restart loses every key, like a crash."""
+
+    port: int
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [
+                *("redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""),
+                *("--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"),
+            ],
+            stdout=subprocess.DEVNULL,
+        )
+        wait_until(self.ping, 10, "redis-server answers PING", self.proc)
+
+    def ping(self) -> bool:
+        import redis
+
+        try:
+            return bool(redis.Redis(port=self.port, socket_timeout=0.5).ping())
+        except redis.RedisError:
+            return False
+
+    def kill(self) -> None:
+        stop(self.proc, signal.SIGKILL)
+
+
+@pytest.fixture
+def own_redis() -> Iterator[OwnRedis]:
+    server = OwnRedis(port=free_port())
+    server.start()
+    try:
+        yield server
+    finally:
+        server.kill()
+
+
+@dataclass
+class Services:
+    """Subprocesses of the product (server, worker, beat) on the test database and own Redis."""
+
+    env: dict[str, str]
+    tmp: Path
+    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    def _spawn(self, args: list[str], log: str) -> subprocess.Popen[bytes]:
+        out = open(self.tmp / log, "ab")  # noqa: SIM115 (closed with the process)
+        proc = subprocess.Popen(args, cwd=ROOT, env=self.env, stdout=out, stderr=out)
+        out.close()
+        self.procs.append(proc)
+        return proc
+
+    def log(self, name: str) -> str:
+        path = self.tmp / name
+        return path.read_text(errors="replace")[-4000:] if path.exists() else ""
+
+    def server(self, *, hooked: bool = False) -> tuple[subprocess.Popen[bytes], str]:
+        """`manage.py serve` (or the same command behind test-only pause points)."""
+        port = free_port()
+        script = [str(HOOKED_SERVE)] if hooked else ["manage.py", "serve"]
+        proc = self._spawn([sys.executable, *script, "--port", str(port)], "serve.log")
+        url = f"http://127.0.0.1:{port}"
+
+        def healthy() -> bool:
+            try:
+                return httpx.get(f"{url}/healthz", timeout=2).status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        wait_until(healthy, 60, f"serve on {url} answers /healthz", proc)
+        return proc, url
+
+    def worker(self) -> subprocess.Popen[bytes]:
+        proc = self._spawn(
+            [
+                *(sys.executable, "-m", "celery", "-A", "casino", "worker", "--pool", "solo"),
+                *("--loglevel", "WARNING", "--without-gossip", "--without-mingle"),
+                *("--without-heartbeat", "-n", f"faults-{len(self.procs)}@%h"),
+            ],
+            "worker.log",
+        )
+        return proc
+
+    def beat(self) -> subprocess.Popen[bytes]:
+        return self._spawn(
+            [
+                *(sys.executable, "-m", "celery", "-A", "casino", "beat", "--loglevel", "WARNING"),
+                *("--schedule", str(self.tmp / "beat-schedule")),
+            ],
+            "beat.log",
+        )
+
+    def stop_all(self) -> None:
+        for proc in reversed(self.procs):
+            stop(proc)
+
+
+def test_database_url() -> str:
+    from django.conf import settings
+    from django.db import connection
+
+    db = settings.DATABASES["default"]
+    auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
+    return (
+        f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/"
+        f"{connection.settings_dict['NAME']}"
+    )
+
+
+test_database_url.__test__ = False  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def services(transactional_db: None, own_redis: OwnRedis, tmp_path: Path) -> Iterator[Services]:
+    env = base_env(
+        DATABASE_URL=test_database_url(),
+        REDIS_URL=own_redis.url,
+        FAULT_DIR=str(tmp_path),
+        THROTTLE_MONEY="100000/min",
+        THROTTLE_LOGIN="100000/min",
+        DB_POOL_MIN="1",
+        DB_POOL_MAX="8",
+    )
+    running = Services(env=env, tmp=tmp_path)
+    try:
+        yield running
+    finally:
+        running.stop_all()
+
+
+def assert_consistent(round_ids: list[str]) -> None:
+    """No partial write: ledger reconciles, every round audits, replay equals projection."""
+    from casino.audit import audit
+    from casino.projections import rebuild_all
+    from ledger.reconcile import ledger_reconcile
+
+    report = ledger_reconcile()
+    assert report.ok, report.problems
+    audits = audit(round_ids)
+    assert [(a.round_id, a.problems) for a in audits if not a.ok] == []
+    rebuilt = rebuild_all(write=False)
+    assert rebuilt["differences"] == 0, rebuilt["problems"]
