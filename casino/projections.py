@@ -66,12 +66,18 @@ def outcome_text(state: RoundState) -> str:
     return " ".join(parts)[:OUTCOME_MAX]
 
 
-def project(*, round_id: str, state: RoundState, version: int, table: Table | None = None) -> Round:
-    """Write the round's read model from its folded state (inside the caller's transaction)."""
+class _Unknown:
+    """Marks an argument the caller did not give: `project` then reads what it needs."""
+
+
+UNKNOWN = _Unknown()
+
+
+def _fields(state: RoundState, version: int) -> dict[str, Any]:
     o = state.opened
     stakes, returns = player_money(state)
     finished = _finished_ms(state)
-    defaults = {
+    return {
         "table_id": int(o.table_id),
         "ruleset": o.ruleset,
         "status": _status(state),
@@ -88,14 +94,64 @@ def project(*, round_id: str, state: RoundState, version: int, table: Table | No
         "opened_at": _when(o.opened_at_ms),
         "finished_at": _when(finished),
     }
-    round_row, created = Round.objects.update_or_create(id=round_id, defaults=defaults)
+
+
+def _seat_money(state: RoundState | None) -> list[tuple[int, int]]:
+    """(stake, gross return) per seat, in seat order ([] before the round exists)."""
+    if state is None:
+        return []
+    stakes, returns = player_money(state)
+    return [
+        (stakes.get(p.player_id, 0), returns.get(p.player_id, 0)) for p in state.opened.participants
+    ]
+
+
+def project(
+    *,
+    round_id: str,
+    state: RoundState,
+    version: int,
+    table: Table | None = None,
+    row: Round | _Unknown | None = UNKNOWN,
+    previous: RoundState | _Unknown | None = UNKNOWN,
+) -> Round:
+    """Write the round's read model from its folded state (inside the caller's transaction).
+
+    The round service passes what it already holds, so nothing is read again: `row`, the
+    `Round` row it locked (None: there is none yet, it is created), and `previous`, the state
+    the row was projected from (None: a new round). Then only the columns and seats that
+    changed are written (nothing at all when nothing changed). Without them (a rebuild) the
+    rows are read and every difference from the events is written.
+    """
+    defaults = _fields(state, version)
+    seats = _seat_money(state)
+    if isinstance(row, _Unknown):
+        round_row, created = Round.objects.update_or_create(id=round_id, defaults=defaults)
+    elif row is None:
+        round_row, created = Round.objects.create(id=round_id, **defaults), True
+    else:
+        round_row, created = row, False
+        changed = {k: v for k, v in defaults.items() if getattr(row, k) != v}
+        if changed:
+            Round.objects.filter(id=round_id).update(**changed)
+            for key, value in changed.items():
+                setattr(row, key, value)
     if created:
         RoundPlayer.objects.bulk_create(
-            RoundPlayer(round=round_row, user_id=int(p.player_id), seat=i)
-            for i, p in enumerate(o.participants)
+            RoundPlayer(
+                round=round_row,
+                user_id=int(p.player_id),
+                seat=i,
+                stake=seats[i][0],
+                gross_return=seats[i][1],
+            )
+            for i, p in enumerate(state.opened.participants)
         )
-    for seat, p in enumerate(o.participants):
-        stake, gross = stakes.get(p.player_id, 0), returns.get(p.player_id, 0)
+        return round_row
+    before = None if isinstance(previous, _Unknown) else _seat_money(previous)
+    for seat, (stake, gross) in enumerate(seats):
+        if before is not None and seat < len(before) and before[seat] == (stake, gross):
+            continue  # the live path knows this seat's row already holds these amounts
         RoundPlayer.objects.filter(round=round_row, seat=seat).exclude(
             stake=stake, gross_return=gross
         ).update(stake=stake, gross_return=gross)

@@ -23,6 +23,7 @@ from casino.engine.events import (
     HandDoubled,
     HandSplit,
     InsuranceTaken,
+    RoundOpened,
     RoundSettled,
     RoundVoided,
 )
@@ -31,7 +32,13 @@ from casino.engine.rules import DUEL
 from casino.engine.state import RoundState
 from casino.eventstore.models import StoredEvent
 from ledger.models import AccountType, Posting
-from ledger.rounds import round_reference, round_settle_post, round_stake_post, round_void_post
+from ledger.rounds import (
+    round_escrow_open,
+    round_reference,
+    round_settle_post,
+    round_stake_post,
+    round_void_post,
+)
 
 
 def post_legs(
@@ -40,7 +47,9 @@ def post_legs(
     """Post the ledger entries of freshly appended `events` (aligned with `stored`)."""
     for event, record in zip(events, stored, strict=True):
         key = f"round:{round_id}:v{record.version}"
-        if isinstance(event, BetPlaced | HandDoubled | HandSplit):
+        if isinstance(event, RoundOpened):
+            round_escrow_open(round_ref=round_id)  # the first stake then posts in one statement
+        elif isinstance(event, BetPlaced | HandDoubled | HandSplit):
             round_stake_post(
                 round_ref=round_id,
                 user=event.player_id,

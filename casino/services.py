@@ -224,13 +224,18 @@ def _execute(
 ) -> RoundResult:
     pending_error: DomainError | None = None
     with transaction.atomic(durable=True):
+        row: Round | None = None
         if table is None:
             # Commands on one round queue on its row instead of racing to a version conflict;
-            # the unique (stream, version) still guards any writer that skips this lock.
-            Round.objects.select_for_update().filter(id=round_id).values_list("id").first()
-        stored, state = round_load(round_id=round_id)
-        if state is None and table is None:
-            raise ApplicationError(f"No round {round_id}.", code="not_found", status_code=404)
+            # the unique (stream, version) still guards any writer that skips this lock. The
+            # locked row is also the projection `project` updates (it is not read again).
+            row = Round.objects.select_for_update().filter(id=round_id).order_by().first()
+            stored, state = round_load(round_id=round_id)
+            if state is None:
+                raise ApplicationError(f"No round {round_id}.", code="not_found", status_code=404)
+        else:
+            stored, state = [], None  # a new round: its id is a fresh uuid, nothing to load
+        previous = state
         shoe = seeds.shoe_for(state) if state is not None else None
         new: list[Event] = []
         if state is not None:
@@ -259,7 +264,12 @@ def _execute(
         )
         roundmoney.post_legs(round_id=round_id, state=state, events=new, stored=appended)
         projection = projections.project(
-            round_id=round_id, state=state, version=len(stored) + len(appended), table=table
+            round_id=round_id,
+            state=state,
+            version=len(stored) + len(appended),
+            table=table,
+            row=row,
+            previous=previous,
         )
         if appended and state.finished and any(e.type == "ServerSeedRevealed" for e in appended):
             seeds.receipt_store(round_id=round_id, stored=[*stored, *appended])

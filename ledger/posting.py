@@ -130,6 +130,11 @@ def _create_accounts(specs: Iterable[AccountSpec]) -> None:
         )
 
 
+def create_accounts(specs: Iterable[AccountSpec]) -> None:
+    """Create these accounts and their balance rows unless they exist (no locks taken)."""
+    _create_accounts(specs)
+
+
 def lock_accounts(specs: Iterable[AccountSpec]) -> dict[str, LockedAccount]:
     """Lock the balance rows of these accounts (creating missing ones), in ascending id."""
     by_key = {s.key: s for s in specs}

@@ -52,6 +52,12 @@ def _require_open(row: posting.LockedAccount, round_ref: str) -> None:
         )
 
 
+def round_escrow_open(*, round_ref: str) -> None:
+    """Create a new round's (empty, open) escrow, so its first stake takes the one-statement
+    path (inside the caller's transaction; a no-op when the escrow exists)."""
+    posting.create_accounts([posting.round_escrow(round_ref)])
+
+
 def round_stake_post(
     *,
     round_ref: str,
@@ -155,12 +161,17 @@ def round_settle_post(
     )
     rows = posting.lock_accounts(specs)
     keys = {kind: f"{idempotency_key}:{kind}" for kind in ("refund", "fee", "payout")}
-    existing = list(JournalEntry.objects.filter(idempotency_key__in=keys.values()).order_by("id"))
-    if existing:
-        if any(e.fingerprint != entry_fingerprint for e in existing):
-            raise posting.key_reused_error(idempotency_key)
-        return existing
     escrow_row = rows[escrow.key]
+    # A settlement closes the escrow in the same transaction, so an open escrow means no
+    # settlement was posted yet: only a closed one can have entries under these keys.
+    if escrow_row.state != EscrowState.OPEN:
+        existing = list(
+            JournalEntry.objects.filter(idempotency_key__in=keys.values()).order_by("id")
+        )
+        if existing:
+            if any(e.fingerprint != entry_fingerprint for e in existing):
+                raise posting.key_reused_error(idempotency_key)
+            return existing
     _require_open(escrow_row, round_ref)
     pot = escrow_row.balance
     house_share = pot - sum(payouts.values()) - sum(pushes.values()) - fee_micro

@@ -1,0 +1,87 @@
+"""SQL queries per round command: pinned so that a regression fails here, not in a benchmark.
+
+A classic round through the service path, one player, dealt from a stacked shoe so every
+command is known: open, the bet that closes betting and deals, a hit, and the stand that
+plays the dealer out, settles, reveals the seed and signs the receipt. Each budget is what
+the command costs now (docs/performance.md, "Service-path figures"); the on-commit work
+(publishing, the dashboard's stats) runs after the command's transaction and is not counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from casino import services
+from casino.engine.commands import Hit, PlaceBet, Stand
+from casino.engine.rules import USDC
+from casino.eventstore.models import StoredEvent
+from casino.models import Round
+from casino.play import play
+from tests.casino.conftest import available, make_player, make_table
+
+pytestmark = pytest.mark.django_db
+
+Stack = Callable[[Sequence[str]], None]
+
+# Queries inside each command's transaction (its BEGIN/COMMIT, or savepoints under a test).
+BUDGET = {
+    "sqlite": {"open": 11, "deal": 12, "hit": 7, "settling_stand": 18},
+    "postgresql": {"open": 11, "deal": 8, "hit": 6, "settling_stand": 15},
+}
+
+
+def test_each_classic_command_stays_within_its_query_budget(stack_shoe: Stack) -> None:
+    # Player 9H 7D against the dealer's TS up, hole 5C; the hit brings 2C (18), the dealer
+    # draws 4D to 19 and the player loses 10 USDC.
+    stack_shoe(["9H", "5C", "7D", "TS", "2C", "4D"])
+    alice = make_player("alice")
+    table = make_table("classic", min_bet=USDC, max_bet=100 * USDC)
+    player = str(alice.pk)
+    steps = [
+        ("deal", PlaceBet(player, (10 * USDC,)), "playing"),
+        ("hit", Hit(player), "playing"),
+        ("settling_stand", Stand(player), "settled"),
+    ]
+    # A first round creates the table's seed chain and records the signing key: not counted.
+    warm_up = services.round_open(table=table, players=[alice])
+    for _, command, _ in steps:
+        services.round_command(round_id=warm_up.round.id, command=command)
+
+    budget = BUDGET[connection.vendor]
+    counted: dict[str, int] = {}
+    with CaptureQueriesContext(connection) as queries:
+        opened = services.round_open(table=table, players=[alice])
+    counted["open"] = len(queries)
+    round_id = opened.round.id
+    for name, command, phase in steps:
+        with CaptureQueriesContext(connection) as queries:
+            result = services.round_command(round_id=round_id, command=command)
+        counted[name] = len(queries)
+        assert result.state.phase == phase
+
+    settlement = result.state.settlement
+    assert settlement is not None
+    assert [(h.outcome, h.total, h.gross_return) for h in settlement.hands] == [("lose", 18, 0)]
+    assert available(alice) == 80 * USDC
+    stored = StoredEvent.objects.filter(stream_id=round_id).count()
+    assert (result.round.status, result.round.version) == ("settled", stored)
+    assert Round.objects.get(id=round_id).version == stored
+    assert (result.round.stake_total, result.round.return_total) == (10 * USDC, 0)
+    over = {name: (n, budget[name]) for name, n in counted.items() if n > budget[name]}
+    assert not over, f"queries per command above budget (counted, budget): {over}"
+
+
+def test_a_fair_round_reads_its_seed_chain_only_to_issue_and_to_reveal() -> None:
+    # The real shoe: the seed handed out at the open deals every card; the chain row is read
+    # (locked) and updated once when the seed is issued and once when it is revealed.
+    play(ruleset="classic", rounds=1)  # creates the table's chain
+    with CaptureQueriesContext(connection) as queries:
+        report = play(ruleset="classic", rounds=3)
+    chain = [q["sql"] for q in queries if "fairness_seedchain" in q["sql"]]
+    assert report.rounds == 3
+    assert len([sql for sql in chain if sql.lstrip().startswith("SELECT")]) == 2 * 3, chain
+    assert len([sql for sql in chain if sql.lstrip().startswith("UPDATE")]) == 2 * 3, chain
