@@ -224,7 +224,13 @@ class TableConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
 
         assert self.player_id is not None
         raw_id = request.get("id")
-        key = idempotency_key_clean(raw_id if isinstance(raw_id, str) else None)
+        if raw_id is not None and not isinstance(raw_id, str):
+            raise CommandError(
+                "idempotency_key_invalid",
+                "The id must be a string of 1-100 characters of A-Z a-z 0-9 . _ : -",
+                400,
+            )
+        key = idempotency_key_clean(raw_id)
         user = get_user_model().objects.filter(pk=int(self.player_id), is_active=True).first()
         if user is None:
             raise CommandError("not_authenticated", "This account is no longer active.", 401)

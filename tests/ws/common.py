@@ -106,3 +106,11 @@ def seated_table(ruleset: str, seats: int, *users: Any, stake: int = 1_000_000) 
     for user in users:
         tables.seat_take(table=table, user=user)
     return table
+
+
+async def send_frame(ws: WebsocketCommunicator, frame: str | bytes) -> None:
+    """One raw frame, text or binary (empty ones too, which `send_to` refuses)."""
+    if isinstance(frame, bytes):
+        await ws.send_input({"type": "websocket.receive", "bytes": frame})
+    else:
+        await ws.send_input({"type": "websocket.receive", "text": frame})
