@@ -19,12 +19,14 @@ import statistics
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 import websockets
+from websockets.exceptions import InvalidStatus, WebSocketException
 
 from casino.engine.cards import points
 from casino.engine.rules import DUEL, RULESETS, RuleSet
@@ -36,6 +38,9 @@ STEP_TIMEOUT_S = 60.0
 MAX_STEPS = 300
 LOBBY_WAIT_S = 60.0
 THROTTLE_RETRIES = 5
+RECONNECT_FIRST_S = 0.25  # a dropped WebSocket is retried after this, doubling up to
+RECONNECT_MAX_S = 5.0
+RESUME_ROUNDS = 50  # the server resumes at most this many rounds per request
 
 
 class ClientError(Exception):
@@ -53,6 +58,7 @@ class Player:
     verify_failures: list[str] = field(default_factory=list)
     ws_events: int = 0
     ws_task: asyncio.Task[None] | None = None
+    feed: Feed | None = None
     connected: asyncio.Event = field(default_factory=asyncio.Event)
     woken: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -87,20 +93,89 @@ async def login(base: str, username: str, password: str) -> Player:
     return player
 
 
-async def listen(player: Player, base: str, table_id: int) -> None:
-    """Read the table's WebSocket until cancelled; check every message for leaks."""
+def feed_url(base: str, table_id: int | str, token: str = "") -> tuple[str, str]:
+    """The table's WebSocket URL (token in the query) and the Origin header to send."""
     parts = urlsplit(base)
     scheme = "wss" if parts.scheme == "https" else "ws"
-    url = f"{scheme}://{parts.netloc}/ws/tables/{table_id}/?token={player.token}"
-    async with websockets.connect(url, origin=f"{parts.scheme}://{parts.netloc}") as ws:  # type: ignore[arg-type]
-        async for raw in ws:
-            message = json.loads(raw)
-            if message.get("type") == "hello":
-                player.connected.set()
-            if message.get("type") == "round":
-                player.ws_events += 1
-                player.leaks.extend(message_leaks(message, player.user_id))
-                player.woken.set()
+    query = f"?token={token}" if token else ""
+    return (
+        f"{scheme}://{parts.netloc}/ws/tables/{table_id}/{query}",
+        f"{parts.scheme}://{parts.netloc}",
+    )
+
+
+@dataclass
+class Feed:
+    """A table's WebSocket that survives a dropped socket: it reconnects and resumes.
+
+    Every `round` message's versions are recorded; after a reconnect (server restart, Redis
+    restart, network) the first `hello` is answered with `{"type": "resume", "rounds":
+    {round_id: last version seen}}`, and the server sends every version missed since, from
+    the event store. A message for versions already seen is dropped, so `handle` sees each
+    version once. A refused handshake (403: no such table, not yours) is final.
+    """
+
+    url: str
+    origin: str
+    seen: dict[str, int] = field(default_factory=dict)  # round id -> last version, oldest first
+    received: list[tuple[str, int, int]] = field(default_factory=list)  # (round, from, to)
+    drops: int = 0
+    connected: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def resume_request(self) -> dict[str, Any]:
+        recent = list(self.seen.items())[-RESUME_ROUNDS:]
+        return {"type": "resume", "rounds": dict(recent)}
+
+    def _new(self, message: dict[str, Any]) -> bool:
+        round_id, first, last = message["round_id"], message["from_version"], message["version"]
+        known = self.seen.pop(round_id, 0)
+        self.seen[round_id] = max(known, last)  # most recently active round last
+        if last <= known:
+            return False
+        self.received.append((round_id, first, last))
+        return True
+
+    async def run(self, handle: Callable[[dict[str, Any]], bool | None]) -> None:
+        """Read until cancelled or `handle` returns True, reconnecting with backoff."""
+        delay = RECONNECT_FIRST_S
+        while True:
+            try:
+                async with websockets.connect(self.url, origin=self.origin) as ws:  # type: ignore[arg-type]
+                    async for raw in ws:
+                        message = json.loads(raw)
+                        kind = message.get("type")
+                        if kind == "hello":
+                            delay = RECONNECT_FIRST_S
+                            if self.seen:  # a reconnect: ask for everything missed
+                                await ws.send(json.dumps(self.resume_request()))
+                            self.connected.set()
+                        if kind == "round" and not self._new(message):
+                            continue
+                        if handle(message):
+                            return
+            except InvalidStatus as exc:
+                if exc.response.status_code in (403, 404):
+                    raise ClientError(f"the table's WebSocket refused us: {exc}") from exc
+            except (OSError, TimeoutError, WebSocketException):
+                pass  # dropped or refused for now: reconnect below
+            self.drops += 1
+            self.connected.clear()
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, RECONNECT_MAX_S)
+
+
+async def listen(player: Player, base: str, table_id: int) -> None:
+    """Follow the table's WebSocket until cancelled; check every message for leaks."""
+    url, origin = feed_url(base, table_id, player.token)
+    player.feed = Feed(url=url, origin=origin, connected=player.connected)
+
+    def handle(message: dict[str, Any]) -> None:
+        if message.get("type") == "round":
+            player.ws_events += 1
+            player.leaks.extend(message_leaks(message, player.user_id))
+            player.woken.set()
+
+    await player.feed.run(handle)
 
 
 def banked_move(view: dict[str, Any], me: str, rules: RuleSet) -> tuple[str, dict[str, Any]] | None:
@@ -281,37 +356,34 @@ async def play(args: argparse.Namespace) -> dict[str, Any]:
 async def watch(args: argparse.Namespace) -> dict[str, Any]:
     """Spectate (or, logged in, watch as yourself) a table; print one line per message."""
     base = args.url.rstrip("/")
-    parts = urlsplit(base)
-    query = ""
+    token = ""
     viewer: str | None = None
     if args.user:
         player = await login(base, args.user, args.password or "")
-        query, viewer = f"?token={player.token}", player.user_id
+        token, viewer = player.token, player.user_id
         await player.http.aclose()
-    url = f"{'wss' if parts.scheme == 'https' else 'ws'}://{parts.netloc}/ws/tables/{args.table}/{query}"
+    url, origin = feed_url(base, args.table, token)
+    feed = Feed(url=url, origin=origin)
     seen, leaks = 0, []
-    stop = time.monotonic() + args.seconds
-    async with websockets.connect(url, origin=f"{parts.scheme}://{parts.netloc}") as ws:  # type: ignore[arg-type]
-        while (left := stop - time.monotonic()) > 0:
-            try:
-                raw = await asyncio.wait_for(ws.recv(), timeout=left)
-            except TimeoutError:
-                break
-            message = json.loads(raw)
-            if message.get("type") != "round":
-                continue
-            seen += 1
-            if args.count and seen >= args.count:
-                stop = time.monotonic()
-            found = message_leaks(message, viewer)
-            leaks.extend(found)
-            v = message["view"]
-            if not args.json:
-                print(
-                    f"{message['round_id'][:8]} v{message['version']:>3} {v['phase']:<9} "
-                    f"{','.join(message['events'])}" + (f"  LEAK {found}" if found else "")
-                )
-    return {"table": args.table, "ws_events": seen, "leaks": leaks}
+
+    def handle(message: dict[str, Any]) -> bool:
+        nonlocal seen
+        if message.get("type") != "round":
+            return False
+        seen += 1
+        found = message_leaks(message, viewer)
+        leaks.extend(found)
+        v = message["view"]
+        if not args.json:
+            print(
+                f"{message['round_id'][:8]} v{message['version']:>3} {v['phase']:<9} "
+                f"{','.join(message['events'])}" + (f"  LEAK {found}" if found else "")
+            )
+        return bool(args.count and seen >= args.count)
+
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(feed.run(handle), timeout=args.seconds)
+    return {"table": args.table, "ws_events": seen, "leaks": leaks, "reconnects": feed.drops}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,9 +7,12 @@ can be restarted and its queues and groups belong to these tests alone.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -18,7 +21,9 @@ from typing import Any
 
 import httpx
 import pytest
+from rest_framework.authtoken.models import Token
 
+from casino.client import Feed, feed_url
 from tests.api.conftest import fast_passwords, stack  # noqa: F401 (fixtures)
 from tests.e2e.conftest import ROOT, base_env, free_port
 
@@ -112,9 +117,11 @@ class Services:
         path = self.tmp / name
         return path.read_text(errors="replace")[-4000:] if path.exists() else ""
 
-    def server(self, *, hooked: bool = False) -> tuple[subprocess.Popen[bytes], str]:
+    def server(
+        self, *, hooked: bool = False, port: int | None = None
+    ) -> tuple[subprocess.Popen[bytes], str]:
         """`manage.py serve` (or the same command behind test-only pause points)."""
-        port = free_port()
+        port = port or free_port()
         script = [str(HOOKED_SERVE)] if hooked else ["manage.py", "serve"]
         proc = self._spawn([sys.executable, *script, "--port", str(port)], "serve.log")
         url = f"http://127.0.0.1:{port}"
@@ -198,3 +205,46 @@ def assert_consistent(round_ids: list[str]) -> None:
     assert [(a.round_id, a.problems) for a in audits if not a.ok] == []
     rebuilt = rebuild_all(write=False)
     assert rebuilt["differences"] == 0, rebuilt["problems"]
+
+
+class Client:
+    def __init__(self, url: str, token: str) -> None:
+        self.http = httpx.Client(
+            base_url=url, timeout=60, headers={"Authorization": f"Token {token}"}
+        )
+
+    def post(self, path: str, body: Any = None, *, key: str) -> httpx.Response:
+        return self.http.post(path, json=body or {}, headers={"Idempotency-Key": key})
+
+    def state(self, round_id: str) -> dict[str, Any]:
+        return dict(self.http.get(f"/api/rounds/{round_id}/").json())
+
+
+def login(url: str, user: Any) -> Client:
+    """The token `POST /api/auth/login/` would return (no password hash to wait for)."""
+    return Client(url, Token.objects.get_or_create(user=user)[0].key)
+
+
+@contextlib.contextmanager
+def following(url: str, table: int, token: str) -> Iterator[Feed]:
+    """Run a client Feed on its own event loop thread (the test thread stays sync, for the ORM)."""
+    ws_url, origin = feed_url(url, table, token)
+    feed = Feed(url=ws_url, origin=origin)
+    loop = asyncio.new_event_loop()
+    task: dict[str, asyncio.Task[None]] = {}
+
+    def run() -> None:
+        asyncio.set_event_loop(loop)
+        task["feed"] = loop.create_task(feed.run(lambda message: None))
+        with contextlib.suppress(asyncio.CancelledError):
+            loop.run_until_complete(task["feed"])
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    try:
+        wait_until(feed.connected.is_set, 30, "the client's socket is open")
+        yield feed
+    finally:
+        loop.call_soon_threadsafe(task["feed"].cancel)
+        thread.join(10)
+        loop.close()

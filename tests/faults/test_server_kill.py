@@ -23,12 +23,11 @@ from typing import Any
 import httpx
 import pytest
 from django.db import connection
-from rest_framework.authtoken.models import Token
 
 from casino.eventstore.models import StoredEvent
 from ledger.models import IdempotencyRecord
 from tests.api.conftest import make_player
-from tests.faults.conftest import Services, assert_consistent, wait_until
+from tests.faults.conftest import Client, Services, assert_consistent, login, wait_until
 
 pytestmark = [
     pytest.mark.postgres,
@@ -37,24 +36,6 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
 ]
-
-
-class Client:
-    def __init__(self, url: str, token: str) -> None:
-        self.http = httpx.Client(
-            base_url=url, timeout=60, headers={"Authorization": f"Token {token}"}
-        )
-
-    def post(self, path: str, body: Any = None, *, key: str) -> httpx.Response:
-        return self.http.post(path, json=body or {}, headers={"Idempotency-Key": key})
-
-    def state(self, round_id: str) -> dict[str, Any]:
-        return dict(self.http.get(f"/api/rounds/{round_id}/").json())
-
-
-def login(url: str, user: Any) -> Client:
-    """The token `POST /api/auth/login/` would return (no password hash to wait for)."""
-    return Client(url, Token.objects.get_or_create(user=user)[0].key)
 
 
 def round_waiting_for_my_hit(client: Client, user_id: str) -> str:

@@ -1,0 +1,122 @@
+"""Restart Redis under a live table: the WebSocket client reconnects, resumes, loses nothing.
+
+`manage.py serve` runs on our own redis-server (its channel layer, cache and broker). The
+playing client's `Feed` (`casino.client`) follows the player's table. When Redis dies, every
+consumer's read on the layer fails and the server closes the sockets (1011); handshakes fail
+until Redis is back. The client retries with backoff and, on the next `hello`, sends
+`{"type": "resume", "rounds": {round: last version}}`.
+
+While Redis is down, another writer (this test process, through the round service, like a
+second server or a worker would) finishes the open round and deals the next one, so events
+are committed that no socket could carry. After the restart the client must receive every
+version of every round, checked against the event store; then play goes on over HTTP.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from casino import notify, services
+from casino.client import Feed
+from casino.eventstore.models import StoredEvent
+from casino.models import Round, RoundStatus, Table
+from casino.tables import table_deal
+from tests.api.conftest import make_player
+from tests.faults.conftest import (
+    OwnRedis,
+    Services,
+    assert_consistent,
+    following,
+    login,
+    wait_until,
+)
+
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.redis,
+    pytest.mark.worker,
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+]
+
+
+def stored_versions(round_id: str) -> set[int]:
+    return set(StoredEvent.objects.filter(stream_id=round_id).values_list("version", flat=True))
+
+
+def received_versions(feed: Feed, round_id: str) -> set[int]:
+    return {
+        v for r, first, last in list(feed.received) if r == round_id for v in range(first, last + 1)
+    }
+
+
+def caught_up(feed: Feed, round_ids: list[str]) -> bool:
+    return all(received_versions(feed, r) == stored_versions(r) for r in round_ids)
+
+
+def finish_by_its_timers(round_id: str) -> None:
+    """Let the round's own deadlines fire (insurance declined, hands stood) until it settles."""
+    for _ in range(20):
+        state = services.round_state_for(round_id=round_id)
+        if state.finished:
+            return
+        assert state.deadline_ms is not None
+        services.round_timeout(round_id=round_id, at_ms=state.deadline_ms)
+    raise AssertionError(f"round {round_id} did not finish")
+
+
+def test_a_redis_restart_drops_the_sockets_and_the_client_resumes_every_version(
+    services: Services, own_redis: OwnRedis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # This process writes too (as another server would); its timer nudges would go to the
+    # suite's broker, not the one under test, so it schedules none.
+    monkeypatch.setattr(notify, "_schedule_nudge", lambda round_id, deadline_ms: None)
+    user = make_player()
+    _, url = services.server()
+    client = login(url, user)
+    table = int(client.post("/api/tables/personal/", {"ruleset": "classic"}, key="t").json()["id"])
+    token = client.http.headers["Authorization"].split()[1]
+
+    with following(url, table, token) as feed:
+        first = client.post(f"/api/tables/{table}/deal/", {"bets": ["1"]}, key="deal-1")
+        assert first.status_code == 200, first.text
+        r1 = first.json()["round_id"]
+        wait_until(lambda: caught_up(feed, [r1]), 30, "the deal arrives live")
+        live_r1 = max(stored_versions(r1))
+
+        own_redis.kill()
+        wait_until(lambda: feed.drops >= 1, 30, "the socket drops with Redis")
+
+        # Events no socket can carry: the round settles, the next one is dealt.
+        finish_by_its_timers(r1)
+        r2 = table_deal(
+            table=Table.objects.get(pk=table), user=user, mode="bet", bets=[1_000_000]
+        ).round.id
+        assert max(stored_versions(r1)) > live_r1
+        assert received_versions(feed, r1) == set(range(1, live_r1 + 1))
+
+        own_redis.start()
+        wait_until(lambda: caught_up(feed, [r1, r2]), 60, "the client resumes both rounds")
+        # The settled round came back version by version through the resume request.
+        resumed = [(r, f, t) for r, f, t in feed.received if r == r1 and f > live_r1]
+        assert resumed == [(r1, v, v) for v in range(live_r1 + 1, max(stored_versions(r1)) + 1)]
+
+        # Play goes on over HTTP after the restart, pushed live again.
+        state = client.state(r2)
+        if state["status"] == "open" and state["view"]["phase"] == "playing":
+            stood = client.post(f"/api/rounds/{r2}/stand/", key="stand-2")
+            assert stood.status_code == 200, stood.text
+        if client.state(r2)["status"] == "open":
+            finish_by_its_timers(r2)
+        third = client.post(f"/api/tables/{table}/deal/", {"bets": ["1"]}, key="deal-3")
+        assert third.status_code == 200, third.text
+        r3 = third.json()["round_id"]
+        wait_until(lambda: caught_up(feed, [r1, r2, r3]), 30, "play after the restart arrives")
+
+    rounds = list(Round.objects.filter(table_id=table).values_list("id", flat=True))
+    assert sorted(rounds) == sorted([r1, r2, r3])
+    for round_id in rounds:  # every version of every round, received, none twice as new
+        got = [v for r, f, t in feed.received if r == round_id for v in range(f, t + 1)]
+        assert set(got) == stored_versions(round_id) and len(got) == len(set(got)), got
+    assert Round.objects.get(id=r1).status == RoundStatus.SETTLED
+    assert_consistent(rounds)
