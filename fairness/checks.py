@@ -10,21 +10,17 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from fairness.bundle import Spans, body_hash
 from fairness.canonical import canonical_json
 from fairness.chain import hash_seed, is_seed
-from fairness.hashchain import BODY_KEYS, GENESIS, event_hash
+from fairness.hashchain import GENESIS, stored_event_hash
 from fairness.receipt import (
     SETTLED_FIELDS,
     VOID_FIELDS,
     load_public_key,
     verify_receipt,
-    verify_signature,
 )
 from fairness.receipt import key_id as compute_key_id
 from fairness.shoe import SHOE_SIZE, FairnessInputError, FairShoe
-
-BODY_ORDER = ("stream", "version", "type", "schema_version", "data", "recorded_at")
 
 
 class KeyRing:
@@ -70,8 +66,8 @@ def check_signature(
     receipt: Mapping[str, Any],
     keys: KeyRing,
     fail: Callable[[str], None],
-    spans: Spans | None = None,
 ) -> None:
+    """The Ed25519 signature covers canonical_json(receipt), whatever the line's layout."""
     key_id, signature = bundle.get("key_id"), bundle.get("signature")
     if not isinstance(key_id, str) or not isinstance(signature, str):
         fail("signature: the line needs key_id and signature strings")
@@ -80,11 +76,6 @@ def check_signature(
     if public_key is None:
         fail(why)
         return
-    if spans is not None and spans.receipt is not None:
-        # A line written canonically carries the signed bytes as they are.
-        written = spans.text[spans.receipt[0] : spans.receipt[1]].encode("utf-8")
-        if verify_signature(written, signature, public_key):
-            return
     if not verify_receipt(receipt, signature, public_key):
         fail(f"signature: not a valid Ed25519 signature of this receipt by key {key_id}")
 
@@ -93,32 +84,21 @@ def check_event_chain(
     receipt: Mapping[str, Any],
     events: list[Any],
     fail: Callable[[str], None],
-    spans: Spans | None = None,
 ) -> dict[str, list[Mapping[str, Any]]]:
-    """Recompute every event hash from GENESIS; return the events grouped by type."""
+    """Recompute every event hash from GENESIS over the canonical JSON of its body (never over
+    the line's own text: a body hashed in any other layout is not the spec's hash); return the
+    events' data grouped by type."""
     by_type: dict[str, list[Mapping[str, Any]]] = {}
     prev, stream = GENESIS, receipt["stream"]
-    body_size = len(BODY_KEYS) + 1
     for index, event in enumerate(events):
         version, type_, recorded = event["version"], event["type"], event.get("hash")
-        has_prev = "prev_hash" in event
         if (
             event["stream"] != stream
             or version != index + 1
-            or (has_prev and event["prev_hash"] != prev)
+            or ("prev_hash" in event and event["prev_hash"] != prev)
         ):
             _chain_position_failures(event, index, prev, stream, fail)
-        # Matching the recorded hash proves the written text is the hashed canonical body.
-        if (
-            len(event) == body_size + has_prev
-            and BODY_KEYS.issubset(event)
-            and body_hash(prev, event, spans, index) == recorded
-        ):
-            prev = recorded
-            by_type.setdefault(type_, []).append(event["data"])
-            continue
-        body = {k: event[k] for k in BODY_ORDER}
-        computed = event_hash(prev, body)
+        computed = stored_event_hash(prev, event)
         if recorded != computed:
             fail(
                 f"event hash: version {version} ({type_}) records {recorded}, recomputed {computed}"

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
+from json.encoder import encode_basestring
 from typing import Any
 
-from fairness.canonical import canonical_json
+from fairness.canonical import canonical_json, canonical_text
 
 GENESIS = "0" * 64
 
@@ -21,6 +22,57 @@ BODY_KEYS = frozenset({"stream", "version", "type", "schema_version", "data", "r
 def event_hash(prev_hash: str, body: Mapping[str, Any]) -> str:
     """Return the hex sha256 of one event chained to the previous event's hash."""
     return hashlib.sha256(prev_hash.encode("ascii") + canonical_json(body)).hexdigest()
+
+
+def body_text(
+    stream: Any, version: Any, type_: Any, schema_version: Any, data: Any, recorded_at: Any
+) -> str:
+    """canonical_json(event_body(...)) as text, without building the body dict.
+
+    The six keys in sorted order around the canonical JSON of `data`; any value that is not
+    a plain str / int where one belongs goes through the generic encoder instead, so the
+    result is canonical_json's, byte for byte, whatever the values.
+    """
+    if (
+        type(stream) is str
+        and type(type_) is str
+        and type(recorded_at) is str
+        and type(version) is int
+        and type(schema_version) is int
+    ):
+        return (
+            f'{{"data":{canonical_text(data)},"recorded_at":{encode_basestring(recorded_at)},'
+            f'"schema_version":{schema_version},"stream":{encode_basestring(stream)},'
+            f'"type":{encode_basestring(type_)},"version":{version}}}'
+        )
+    return canonical_text(
+        {
+            "stream": stream,
+            "version": version,
+            "type": type_,
+            "schema_version": schema_version,
+            "data": data,
+            "recorded_at": recorded_at,
+        }
+    )
+
+
+def chained_hash(prev_hash: str, text: str) -> str:
+    """sha256(ascii(prev_hash) + utf-8(text)) as hex: `event_hash` of a body's canonical text."""
+    if not prev_hash.isascii():
+        raise ValueError(f"prev_hash {prev_hash[:16]!r}... is not ASCII")
+    return hashlib.sha256((prev_hash + text).encode("utf-8")).hexdigest()
+
+
+def stored_event_hash(prev_hash: str, event: Mapping[str, Any]) -> str:
+    """`event_hash` of an event dict that holds the body's six keys (and maybe others)."""
+    return chained_hash(
+        prev_hash,
+        body_text(
+            event["stream"], event["version"], event["type"], event["schema_version"],
+            event["data"], event["recorded_at"],
+        ),
+    )  # fmt: skip
 
 
 def event_body(

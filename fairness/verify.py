@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from fairness.bundle import Spans, parse_line
+from fairness.bundle import parse_line
 from fairness.checks import (
     KeyRing,
     check_cards,
@@ -66,12 +66,8 @@ def verify_round(
     *,
     line: int = 0,
     replay_check: ReplayCheck | None = None,
-    spans: Spans | None = None,
 ) -> RoundReport:
-    """Check one bundle line; every failure names what differs and where.
-
-    `spans` (from `parse_line`) lets canonical lines be hashed and checked as written.
-    """
+    """Check one bundle line; every failure names what differs and where."""
     receipt = bundle.get("receipt")
     report = RoundReport(
         line=line, round_id=str(receipt.get("round_id", "?")) if isinstance(receipt, dict) else "?"
@@ -82,8 +78,8 @@ def verify_round(
         fail("bundle: a line needs a receipt object and a non-empty events list")
         return report
     try:
-        check_signature(bundle, receipt, keys, fail, spans)
-        by_type = check_event_chain(receipt, events, fail, spans)
+        check_signature(bundle, receipt, keys, fail)
+        by_type = check_event_chain(receipt, events, fail)
         check_seed(receipt, by_type, fail)
         check_client_material(receipt, by_type, fail)
         report.cards = check_cards(receipt, events, fail)
@@ -107,7 +103,7 @@ def verify_lines(
         if not text.strip():
             continue
         try:
-            bundle, spans = parse_line(text)
+            bundle = parse_line(text)
         except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
             failure = f"bundle: line is not valid JSON ({type(exc).__name__}: {exc})"
             yield RoundReport(line=number, round_id="?", failures=[failure])
@@ -116,7 +112,7 @@ def verify_lines(
             failure = "bundle: line is not a JSON object"
             yield RoundReport(line=number, round_id="?", failures=[failure])
             continue
-        yield verify_round(bundle, keys, line=number, replay_check=replay_check, spans=spans)
+        yield verify_round(bundle, keys, line=number, replay_check=replay_check)
 
 
 def format_report(report: RoundReport) -> str:

@@ -14,7 +14,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fairness.canonical import canonical_text
 from fairness.chain import create_chain
+from fairness.hashchain import GENESIS
 from fairness.receipt import key_id, private_key_from_hex, public_key_bytes
 from fairness.sample import resign, sample_bundle
 from fairness.shoe import shoe_cards
@@ -282,20 +284,112 @@ def test_cli_with_jobs_reports_every_line_in_order(tmp_path: Path) -> None:
     assert rows[6].startswith("6 rounds: 5 verified, 1 failed") and "engine replay on" in rows[6]
 
 
-def canonical_text(line: dict[str, Any]) -> str:
-    return json.dumps(line, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+BODY_KEYS = ("stream", "version", "type", "schema_version", "data", "recorded_at")
 
 
-def test_canonical_lines_are_checked_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
-    import fairness.checks as checks_module
+def hashed_as_written(line: dict[str, Any], event_text: Any, receipt_text: Any = None) -> str:
+    """A line whose event hashes (and signature) cover texts in another layout than canonical
+    JSON: `event_text(index, canonical body text)` gives the text hashed for each event, and
+    `receipt_text(canonical receipt text)` the text signed. The chain and the signature are
+    consistent with what is written: only the canonical form tells them apart."""
+    prev, texts = GENESIS, []
+    for index, event in enumerate(line["events"]):
+        written = event_text(index, canonical_text({k: event[k] for k in BODY_KEYS}))
+        prev = hashlib.sha256((prev + written).encode()).hexdigest()
+        cut = written.index(',"recorded_at":')  # sorted keys: "hash" sits between the two
+        texts.append(written[:cut] + f',"hash":"{prev}"' + written[cut:])
+    receipt = {**line["receipt"], "final_event_hash": prev}
+    signed = receipt_text(canonical_text(receipt)) if receipt_text else canonical_text(receipt)
+    signature = KEY.sign(signed.encode()).hex()
+    rest = {k: v for k, v in line.items() if k not in ("events", "receipt", "signature")}
+    events = '{"events":[' + ",".join(texts) + "],"
+    return f'{events}{canonical_text(rest)[1:-1]},"receipt":{signed},"signature":"{signature}"}}'
 
-    def no_reencoding(*args: Any) -> Any:
-        raise AssertionError("a canonical line should not need re-encoding")
 
-    text = canonical_text(bundle(2))
-    monkeypatch.setattr(checks_module, "event_hash", no_reencoding)
-    monkeypatch.setattr(checks_module, "verify_receipt", no_reencoding)
-    assert [r.ok for r in verify_lines([text], KeyRing())] == [True]
+def first_report(text: str) -> Any:
+    return next(iter(verify_lines([text], KeyRing(), load_engine_replay())))
+
+
+def test_a_line_hashed_and_signed_canonically_verifies_from_its_text() -> None:
+    text = hashed_as_written(bundle(2), lambda index, body: body)
+    assert text == canonical_text(json.loads(text))
+    assert first_report(text).failures == []
+
+
+def test_an_event_hashed_over_a_duplicate_key_fails_though_its_chain_is_consistent() -> None:
+    # The hashed text says "card":"AS" then the real card; parsers that keep the last key see
+    # the real card, parsers that keep the first see AS. The spec's hash is over the
+    # canonical JSON of the event, which has one "card": the recorded hash is not it.
+    line = bundle(2)
+    first = next(i for i, e in enumerate(line["events"]) if e["type"] == "PlayerCardDealt")
+
+    def duplicate(index: int, body: str) -> str:
+        return body.replace('"card":"', '"card":"AS","card":"', 1) if index == first else body
+
+    failures = first_report(hashed_as_written(line, duplicate)).failures
+    assert failures[0].startswith(f"event hash: version {first + 1} (PlayerCardDealt) records ")
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        lambda body: body.replace(":", ": ", 1),  # a space
+        lambda body: body.replace("}", "} ", 1),  # a space after a value
+        lambda body: body.replace('"type":', '"type":"x","type":', 1),  # a duplicate key
+    ],
+)
+def test_an_event_hashed_in_another_layout_fails(layout: Any) -> None:
+    text = hashed_as_written(bundle(2), lambda i, body: layout(body) if i == 3 else body)
+    assert first_report(text).failures[0].startswith("event hash: version 4 ")
+
+
+def test_a_receipt_signed_in_another_layout_fails() -> None:
+    line = bundle(2)
+
+    def reordered(text: str) -> str:  # the same receipt, its first two keys swapped
+        receipt = json.loads(text)
+        keys = sorted(receipt)
+        keys[0], keys[1] = keys[1], keys[0]
+        return json.dumps({k: receipt[k] for k in keys}, separators=(",", ":"))
+
+    text = hashed_as_written(line, lambda index, body: body, reordered)
+    assert json.loads(text)["receipt"] == line["receipt"]  # it says the same thing
+    assert first_report(text).failures == [
+        f"signature: not a valid Ed25519 signature of this receipt by key {line['key_id']}"
+    ]
+
+
+def flip(text: str, at: int) -> str:
+    """The text with the character at `at` replaced by another of its kind (digit, rank)."""
+    old = text[at]
+    new = str((int(old) + 1) % 10) if old.isdigit() else ("K" if old != "K" else "Q")
+    return text[:at] + new + text[at + 1 :]
+
+
+def test_one_changed_character_of_a_canonical_line_is_caught_where_it_lands() -> None:
+    line = bundle(2)
+    text = canonical_text(line)
+    receipt_at = text.index('"receipt":')
+    bet = next(e for e in line["events"] if e["type"] == "BetPlaced")["data"]["amount"]
+    first, second = dealt(line)[0]["card"], dealt(line)[1]["card"]
+    second_at = text.index(f'"card":"{second}"', text.index(f'"card":"{first}"') + 1)
+    payout = line["receipt"]["payouts"]["hands"][0]["gross_return"]
+    cases = {
+        "a digit of a bet, in its event": (text.index(f'"amount":{bet}') + 9, "event hash: "),
+        "the rank of the second card, in its event": (second_at + 8, "event hash: "),
+        "a digit of a payout, in the receipt": (
+            text.index(f'"gross_return":{payout}', receipt_at) + 15,
+            "signature: not a valid Ed25519 signature",
+        ),
+        "a hex digit of the signature": (
+            text.index('"signature":"') + 20,
+            "signature: not a valid Ed25519 signature",
+        ),
+    }
+    assert second_at < receipt_at and first_report(text).failures == []
+    for name, (at, expected) in cases.items():
+        failures = first_report(flip(text, at)).failures
+        assert failures and failures[0].startswith(expected), (name, failures)
 
 
 def test_other_layouts_verify_by_re_encoding() -> None:

@@ -1,0 +1,84 @@
+"""The fast canonical JSON (a C encoder built once) and the event-body shortcut give
+json.dumps' bytes exactly, for any JSON value and any body values."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fairness.canonical import canonical_json, canonical_text
+from fairness.hashchain import GENESIS, body_text, event_body, event_hash, stored_event_hash
+
+
+def reference(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+# Every kind of JSON value, with text that needs escaping and non-ASCII, and ints past 64 bits.
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=12)
+)
+json_values = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(max_size=6).filter(lambda k: k.isprintable()), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(json_values)
+def test_canonical_text_is_json_dumps_sorted_and_compact(value: Any) -> None:
+    assert canonical_text(value) == reference(value)
+    assert canonical_json(value) == reference(value).encode("utf-8")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    stream=st.text(max_size=10) | st.integers() | st.none(),
+    version=st.integers(min_value=-5, max_value=2**66) | st.booleans() | st.text(max_size=3),
+    type_=st.text(max_size=12) | st.none(),
+    schema_version=st.integers(min_value=0, max_value=9) | st.booleans(),
+    data=json_values,
+    recorded_at=st.text(max_size=30) | st.integers(),
+)
+def test_the_body_shortcut_is_the_canonical_body_whatever_the_values(
+    stream: Any, version: Any, type_: Any, schema_version: Any, data: Any, recorded_at: Any
+) -> None:
+    body = event_body(
+        stream=stream, version=version, type=type_, schema_version=schema_version,
+        data=data, recorded_at=recorded_at,
+    )  # fmt: skip
+    assert body_text(stream, version, type_, schema_version, data, recorded_at) == reference(body)
+    prev = hashlib.sha256(repr(body).encode()).hexdigest()
+    assert stored_event_hash(prev, {**body, "hash": "x"}) == event_hash(prev, body)
+
+
+def test_a_bool_where_the_version_belongs_is_encoded_as_json_true() -> None:
+    body = event_body(
+        stream="s", version=True, type="T", schema_version=1, data={}, recorded_at="t"
+    )  # fmt: skip
+    assert '"version":true' in body_text("s", True, "T", 1, {}, "t")
+    assert stored_event_hash(GENESIS, body) == event_hash(GENESIS, body)
+
+
+def test_values_json_cannot_encode_are_refused_as_json_dumps_refuses_them() -> None:
+    with pytest.raises(TypeError):
+        canonical_text({"when": object()})
+    with pytest.raises(TypeError):
+        canonical_text({1: "a", "b": 2})  # keys of mixed types cannot be sorted
+    with pytest.raises(ValueError):  # a prev_hash that is not ASCII cannot be hashed
+        stored_event_hash("é" * 64, event_body(
+            stream="s", version=1, type="T", schema_version=1, data={}, recorded_at="t"
+        ))  # fmt: skip
