@@ -6,25 +6,30 @@ an `export_rounds` file. `audit` runs the verifier's own checks (fairness-v1 sec
 seed against commitment, client material, every card against the shoe, engine replay, hash
 chain, receipt signature) and adds what needs the database: the seed against its chain's
 published terminal, and the round's ledger legs against its events.
+
+Each round's events are decoded and folded once; that one fold serves the audit's own checks
+and the verifier's settlement replay (`fairness.replay.load_folded`). Event hashes are
+recomputed over the canonical JSON of each stored body (`fairness.hashchain`), never taken on
+trust from the stored row.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
-from casino.eventstore.models import StoredEvent
+from casino.eventstore.models import StoredEvent, format_recorded_at
 from casino.models import Round, RoundStatus
 from casino.roundmoney import recorded_nets_many, round_legs_problems
-from casino.seeds import bundle_events
-from casino.services import round_load, stored_to_event
+from casino.services import stored_to_event
 from fairness.canonical import canonical_json
 from fairness.chain import hash_seed
 from fairness.models import RoundProof, SeedChain, SigningKey
-from fairness.verify import KeyRing, ReplayCheck, load_engine_replay, verify_round
+from fairness.replay import FoldedCheck, load_folded
+from fairness.verify import KeyRing, verify_round
 
 AUDIT_CHUNK = 500  # rounds read per batch of queries
 
@@ -73,7 +78,49 @@ def _public_key(key_id: str) -> str | None:
     return _PUBLIC_KEYS[key_id]
 
 
-def _line(proof: RoundProof, stored: Sequence[StoredEvent]) -> dict[str, Any]:
+class Proof(NamedTuple):
+    """What the audit reads of a RoundProof: the signed receipt and who signed it."""
+
+    receipt: dict[str, Any]
+    signature: str
+    key_id: str
+
+
+def _proofs(round_ids: Sequence[str]) -> dict[str, Proof]:
+    rows = RoundProof.objects.filter(round_id__in=round_ids).values_list(
+        "round_id", "receipt", "signature", "key_id"
+    )
+    return {round_id: Proof(receipt, signature, key) for round_id, receipt, signature, key in rows}
+
+
+def bundle_events(stored: Sequence[StoredEvent]) -> list[dict[str, Any]]:
+    """Events as a verifier reads them: the hashed body exactly as stored, plus its hash.
+
+    (The body of `StoredEvent.stored_body`, with recorded_at formatted once per append.)
+    """
+    times: dict[datetime, str] = {}
+    out = []
+    for event in stored:
+        schema_version, data = getattr(event, "_stored", (event.schema_version, event.data))
+        at = event.recorded_at
+        text = times.get(at)
+        if text is None:
+            text = times[at] = format_recorded_at(at)
+        out.append(
+            {
+                "stream": event.stream_id,
+                "version": event.version,
+                "type": event.type,
+                "schema_version": schema_version,
+                "data": data,
+                "recorded_at": text,
+                "hash": event.hash,
+            }
+        )
+    return out
+
+
+def _line(proof: Proof, stored: Sequence[StoredEvent]) -> dict[str, Any]:
     line: dict[str, Any] = {
         "format": "fairness-v1-bundle",
         "receipt": proof.receipt,
@@ -89,11 +136,12 @@ def _line(proof: RoundProof, stored: Sequence[StoredEvent]) -> dict[str, Any]:
 
 def bundle_line(round_id: str) -> dict[str, Any] | None:
     """The verifier's line for a finished round: its signed receipt and its events as stored now."""
-    proof = RoundProof.objects.filter(round_id=round_id).first()
+    from casino.eventstore.store import load
+
+    proof = _proofs([round_id]).get(round_id)
     if proof is None:
         return None
-    stored, _ = round_load(round_id=round_id)
-    return _line(proof, stored)
+    return _line(proof, load(round_id))
 
 
 def export_lines(round_ids: Sequence[str]) -> Iterator[str]:
@@ -103,7 +151,7 @@ def export_lines(round_ids: Sequence[str]) -> Iterator[str]:
     for start in range(0, len(round_ids), AUDIT_CHUNK):
         chunk = round_ids[start : start + AUDIT_CHUNK]
         streams = load_many(chunk)
-        proofs = {p.round_id: p for p in RoundProof.objects.filter(round_id__in=chunk)}
+        proofs = _proofs(chunk)
         for round_id in chunk:
             if round_id in proofs:
                 yield canonical_json(_line(proofs[round_id], streams[round_id])).decode("utf-8")
@@ -142,30 +190,51 @@ class ChainWalker:
         return []
 
 
+class Checks(NamedTuple):
+    """What every round's audit shares: the published keys, the seed-chain walker and the
+    engine's settlement check (None without the engine)."""
+
+    keys: KeyRing
+    walker: ChainWalker
+    settlement: FoldedCheck | None
+
+
+def _fold(events: Sequence[Any]) -> tuple[list[Any], str | None]:
+    """The state after each event (states[i] follows events[:i]); the refusal, if any."""
+    from casino.engine.decider import evolve
+
+    states: list[Any] = [None]
+    state = None
+    try:
+        for event in events:
+            state = evolve(state, event)
+            states.append(state)
+    except Exception as exc:  # a stream the engine refuses is itself the finding
+        return states, f"replay: the rule engine refuses the stream ({exc})"
+    return states, None
+
+
 def _audit_one(
     round_id: str,
     stored: Sequence[StoredEvent],
     status: str,
-    proof: RoundProof | None,
+    proof: Proof | None,
     recorded: dict[str, int],
-    checks: tuple[KeyRing, ChainWalker, ReplayCheck | None],
+    checks: Checks,
 ) -> RoundAudit:
     from casino.engine.audit import reenact
-    from casino.engine.decider import replay as fold
     from casino.eventstore.integrity import verify_stream
 
-    keys, walker, replay = checks
     report = RoundAudit(round_id=round_id, status=status)
     if not stored:
         report.problems.append("events: the round has no events")
         return report
-    events = [stored_to_event(e) for e in stored]
+    events = [stored_to_event(e) for e in stored]  # decoded once, for every check below
     report.problems.extend(round_legs_problems(round_id, events, recorded))
-    try:
-        state = fold(events)
-    except Exception as exc:  # a stream the engine refuses is itself the finding
-        report.problems.append(f"replay: the rule engine refuses the stream ({exc})")
-        state = None
+    states, refused = _fold(events)  # folded once, for the audit and the verifier's replay
+    if refused is not None:
+        report.problems.append(refused)
+    state = states[-1] if refused is None else None
     if state is None or not state.finished:
         report.problems.extend(
             f"events: version {p.version} ({p.code}): {p.message}" for p in verify_stream(stored)
@@ -177,12 +246,21 @@ def _audit_one(
         report.problems.append("receipt: the finished round has no signed receipt")
         return report
     # The verifier re-checks the hash chain, the seed, the cards, the replay and the signature.
-    verified = verify_round(_line(proof, stored), keys, replay_check=replay)
+    settlement = checks.settlement
+    replay = None
+    if settlement is not None:
+
+        def replay(_events: Sequence[Mapping[str, Any]], _receipt: Mapping[str, Any]) -> list[str]:
+            return settlement(events, states)
+
+    verified = verify_round(_line(proof, stored), checks.keys, replay_check=replay)
     report.cards = verified.cards
     report.problems.extend(verified.failures)
     seed = proof.receipt.get("server_seed")
     if isinstance(seed, str):
-        report.problems.extend(walker.problems(state.opened.chain_id, state.opened.nonce, seed))
+        report.problems.extend(
+            checks.walker.problems(state.opened.chain_id, state.opened.nonce, seed)
+        )
     return report
 
 
@@ -190,7 +268,7 @@ def audit_round(
     round_id: str,
     keys: KeyRing | None = None,
     walker: ChainWalker | None = None,
-    replay: ReplayCheck | None = None,
+    replay: object = None,
 ) -> RoundAudit:
     """Every check on one round (open rounds: hash chain, replay and ledger legs)."""
     return audit([round_id], checks=(keys, walker, replay))[0]
@@ -200,22 +278,24 @@ def audit(
     round_ids: list[str],
     *,
     progress: Callable[[int, int], None] | None = None,
-    checks: tuple[KeyRing | None, ChainWalker | None, ReplayCheck | None] = (None, None, None),
+    checks: tuple[KeyRing | None, ChainWalker | None, object] = (None, None, None),
 ) -> list[RoundAudit]:
-    """Audit rounds in batches: a handful of queries per AUDIT_CHUNK rounds."""
+    """Audit rounds in batches: a handful of queries per AUDIT_CHUNK rounds.
+
+    `checks` = (keys, walker, _): the published keys and a seed-chain walker to reuse across
+    calls (None: fresh ones). The third element is accepted for callers that pass the
+    verifier's replay check: the audit always runs the engine's settlement replay itself, on
+    its own fold of each round.
+    """
     from casino.eventstore.store import load_many
 
-    keys, walker, replay = checks
-    resolved = (
-        keys or published_keys(),
-        walker or ChainWalker(),
-        replay or load_engine_replay(),
-    )
+    keys, walker, _ = checks
+    resolved = Checks(keys or published_keys(), walker or ChainWalker(), load_folded())
     reports: list[RoundAudit] = []
     for start in range(0, len(round_ids), AUDIT_CHUNK):
         chunk = round_ids[start : start + AUDIT_CHUNK]
         streams = load_many(chunk)
-        proofs = {p.round_id: p for p in RoundProof.objects.filter(round_id__in=chunk)}
+        proofs = _proofs(chunk)
         statuses = dict(Round.objects.filter(id__in=chunk).values_list("id", "status"))
         nets = recorded_nets_many(chunk)
         for round_id in chunk:

@@ -155,3 +155,95 @@ def test_a_cut_off_tail_is_caught_through_the_receipt(rounds: list[str], tmp_pat
     assert any("final" in p or "ServerSeedRevealed" in p for p in problems), problems
     code, _ = export_and_verify(tmp_path)
     assert code == 1
+
+
+def problems_of(round_id: str) -> list[str]:
+    code, result = run_audit("--round", round_id)
+    assert code == 1
+    return result["problems"][0]["problems"]  # type: ignore[index, no-any-return]
+
+
+def test_one_changed_digit_of_a_stored_payout_is_caught(rounds: list[str], tmp_path: Path) -> None:
+    target = rounds[1]
+    settled = StoredEvent.objects.get(stream_id=target, type="RoundSettled")
+    data = json.loads(json.dumps(settled.data))
+    data["hands"][0]["gross_return"] += 1  # one micro-USDC more
+    tamper(
+        "UPDATE eventstore_storedevent SET data = %s WHERE position = %s",
+        [json.dumps(data), settled.position],
+    )
+    problems = problems_of(target)
+    assert any(
+        p.startswith(f"event hash: version {settled.version} (RoundSettled)") for p in problems
+    )
+    code, printed = export_and_verify(tmp_path)
+    assert code == 1 and f"round {target}: event hash: version {settled.version}" in printed
+
+
+def test_a_changed_receipt_payout_or_signature_is_caught(rounds: list[str]) -> None:
+    from fairness.models import RoundProof
+
+    proof = RoundProof.objects.get(round_id=rounds[0])
+    receipt = json.loads(json.dumps(proof.receipt))
+    receipt["payouts"]["hands"][0]["gross_return"] += 1
+    tamper(
+        "UPDATE fairness_roundproof SET receipt = %s WHERE id = %s", [json.dumps(receipt), proof.pk]
+    )
+    problems = problems_of(rounds[0])
+    assert (
+        problems[0]
+        == f"signature: not a valid Ed25519 signature of this receipt by key {proof.key_id}"
+    )
+    assert any("payouts.hands[0].gross_return" in p for p in problems)
+
+    proof = RoundProof.objects.get(round_id=rounds[1])
+    digit = "1" if proof.signature[10] != "1" else "2"
+    signature = proof.signature[:10] + digit + proof.signature[11:]
+    tamper("UPDATE fairness_roundproof SET signature = %s WHERE id = %s", [signature, proof.pk])
+    assert problems_of(rounds[1]) == [
+        f"signature: not a valid Ed25519 signature of this receipt by key {proof.key_id}"
+    ]
+
+
+def test_a_re_chained_and_re_signed_payout_the_rules_do_not_give_is_caught(
+    rounds: list[str],
+) -> None:
+    """The forger holds the signing key: hashes and receipt agree with the changed payout.
+    Only the rules can tell, through the re-enactment and the settlement replay (which share
+    the audit's one fold of the round)."""
+    from fairness.hashchain import event_hash
+    from fairness.models import RoundProof
+    from fairness.services import receipt_sign
+
+    target = rounds[2]
+    stored = list(StoredEvent.objects.filter(stream_id=target).order_by("version"))
+    settled = next(e for e in stored if e.type == "RoundSettled")
+    prev = settled.prev_hash
+    for event in stored[settled.version - 1 :]:
+        data = json.loads(json.dumps(event.data))
+        if event is settled:
+            data["hands"][0]["gross_return"] += 5_000_000
+        body = {**event.stored_body(), "data": data}
+        new_hash = event_hash(prev, body)
+        tamper(
+            "UPDATE eventstore_storedevent SET data = %s, prev_hash = %s, hash = %s "
+            "WHERE position = %s",
+            [json.dumps(data), prev, new_hash, event.position],
+        )
+        prev = new_hash
+    proof = RoundProof.objects.get(round_id=target)
+    receipt = json.loads(json.dumps(proof.receipt))
+    receipt["payouts"]["hands"][0]["gross_return"] += 5_000_000
+    receipt["final_event_hash"] = prev
+    signature, _ = receipt_sign(receipt=receipt)
+    tamper(
+        "UPDATE fairness_roundproof SET receipt = %s, signature = %s WHERE id = %s",
+        [json.dumps(receipt), signature, proof.pk],
+    )
+    problems = problems_of(target)
+    assert not any(p.startswith(("event hash", "signature", "outcome")) for p in problems)
+    assert any(p.startswith(f"rules: event {settled.version}: the rules make") for p in problems)
+    assert any(
+        p.startswith(f"replay: the rule engine settles version {settled.version} (RoundSettled)")
+        for p in problems
+    ), problems
