@@ -288,16 +288,14 @@ class TableConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             .select_related("round")
             .first()
         )
-        if seat is None:
+        if seat is None:  # the REST answer: 404 for no such round, else 403
             from casino.api.common import round_get
 
-            found = round_get(round_id)  # 404 when there is no such round
-            if found.table_id != int(self.table_id):
-                raise CommandError("wrong_table", "That round is at another table.", 400)
+            round_get(round_id)
             raise ApplicationError(
                 "You do not play in this round.", code="not_a_participant", status_code=403
             )
-        if seat.round.table_id != int(self.table_id):
+        if seat.round.table_id != int(self.table_id):  # a player's own round, another table
             raise CommandError("wrong_table", "That round is at another table.", 400)
         data = api.InputSerializer(data=_args(request))
         data.is_valid(raise_exception=True)

@@ -131,7 +131,7 @@ def cases(s: Scene) -> list[tuple[str, str, Any, Any]]:
         (cmd(type="deal", bets=["99999999999999"]), "amount_too_large"),
         (cmd(type="deal", bets=["1"]), "action_not_allowed"),  # valid, but betting is closed
         (cmd(type="split", round_id=mine), "action_not_allowed"),  # 5 and 6: no pair
-        (cmd(type="hit", round_id=theirs), "wrong_table"),  # bob's round, bob's table
+        (cmd(type="hit", round_id=theirs), "not_a_participant"),  # bob's round
         (cmd(type="stand", round_id=shared), "wrong_table"),  # alice plays it, at another table
         ("x" * (MAX_MESSAGE_BYTES + 1), CLOSED),
         (json.dumps({"type": "ping", "pad": "é" * (MAX_MESSAGE_BYTES // 2)}), CLOSED),
@@ -142,7 +142,7 @@ def cases(s: Scene) -> list[tuple[str, str, Any, Any]]:
         ("alice", "shared_table", cmd(type="hit", round_id=mine), "wrong_table"),
         ("bob", "shared_table", cmd(type="stand", round_id=shared), "action_not_allowed"),
         ("carol", "shared_table", cmd(type="stand", round_id=shared), "not_a_participant"),
-        ("carol", "shared_table", cmd(type="hit", round_id=mine), "wrong_table"),
+        ("carol", "shared_table", cmd(type="hit", round_id=mine), "not_a_participant"),
         ("carol", "shared_table", cmd(type="deal", bets=["1"]), "not_seated"),
         ("carol", "shared_table", cmd(type="stand", round_id=ghost), "not_found"),
         ("anonymous", "shared_table", cmd(type="stand", round_id=shared), "not_authenticated"),
@@ -157,6 +157,7 @@ def cases(s: Scene) -> list[tuple[str, str, Any, Any]]:
 STATUS = {
     "not_authenticated": 401,
     "not_a_participant": 403,
+    "wrong_table": 400,
     "not_found": 404,
     "action_not_allowed": 409,
     "not_seated": 409,
