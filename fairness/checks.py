@@ -5,14 +5,14 @@ Each check appends failure messages naming what differs and where; `fairness.ver
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from fairness.canonical import canonical_json
 from fairness.chain import hash_seed, is_seed
-from fairness.hashchain import GENESIS, stored_event_hash
+from fairness.hashchain import GENESIS, recomputed_hashes
 from fairness.receipt import (
     SETTLED_FIELDS,
     VOID_FIELDS,
@@ -90,7 +90,7 @@ def check_event_chain(
     events' data grouped by type."""
     by_type: dict[str, list[Mapping[str, Any]]] = {}
     prev, stream = GENESIS, receipt["stream"]
-    for index, event in enumerate(events):
+    for index, (event, computed) in enumerate(zip(events, recomputed_hashes(events), strict=True)):
         version, type_, recorded = event["version"], event["type"], event.get("hash")
         if (
             event["stream"] != stream
@@ -98,7 +98,6 @@ def check_event_chain(
             or ("prev_hash" in event and event["prev_hash"] != prev)
         ):
             _chain_position_failures(event, index, prev, stream, fail)
-        computed = stored_event_hash(prev, event)
         if recorded != computed:
             fail(
                 f"event hash: version {version} ({type_}) records {recorded}, recomputed {computed}"
@@ -199,21 +198,6 @@ def check_client_material(
         fail(f"client material: BettingClosed locked {got!r}, the receipt says {material!r}")
 
 
-def _dealt_cards(events: Iterable[Mapping[str, Any]]) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    for event in events:
-        if event["type"].endswith("CardDealt"):
-            yield event["type"], event["data"]
-
-
-def _revealed_cards(event: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """Cards a reveal event shows again (the hole card, duel's hidden cards)."""
-    if event["type"] == "HoleCardRevealed":
-        return [event["data"]]
-    if event["type"] == "CardsRevealed":
-        return list(event["data"].get("cards", []))
-    return []
-
-
 def check_cards(receipt: Mapping[str, Any], events: list[Any], fail: Callable[[str], None]) -> int:
     """Every card dealt, in event order, is the shoe at positions 0, 1, 2, ..."""
     try:
@@ -221,7 +205,16 @@ def check_cards(receipt: Mapping[str, Any], events: list[Any], fail: Callable[[s
     except FairnessInputError as exc:
         fail(f"cards: cannot rebuild the shoe ({exc})")
         return 0
-    dealt = list(_dealt_cards(events))
+    dealt: list[tuple[str, Mapping[str, Any]]] = []
+    reveals: list[tuple[str, list[Mapping[str, Any]]]] = []  # cards a reveal shows again
+    for event in events:
+        type_ = event["type"]
+        if type_.endswith("CardDealt"):
+            dealt.append((type_, event["data"]))
+        elif type_ == "HoleCardRevealed":  # the hole card
+            reveals.append((type_, [event["data"]]))
+        elif type_ == "CardsRevealed":  # duel's hidden cards
+            reveals.append((type_, list(event["data"].get("cards", []))))
     cards: list[str] | None = None
     for index, (type_, data) in enumerate(dealt):
         position, card = data["position"], data["card"]
@@ -236,12 +229,12 @@ def check_cards(receipt: Mapping[str, Any], events: list[Any], fail: Callable[[s
         expected = cards[position] if position < len(cards) else "no card (the shoe has 416)"
         if card != expected:
             fail(f"cards: position {position} dealt {card}, the shoe has {expected}")
-    for event in events:
-        for item in _revealed_cards(event):
+    for type_, shown in reveals:
+        for item in shown:
             position, card = item["position"], item["card"]
             if 0 <= position < len(dealt) and card != dealt[position][1]["card"]:
                 was = dealt[position][1]["card"]
-                fail(f"cards: {event['type']} shows {card} at position {position}, dealt was {was}")
+                fail(f"cards: {type_} shows {card} at position {position}, dealt was {was}")
     stated = [(c["position"], c["card"]) for c in receipt["cards"]]
     recorded = [(d["position"], d["card"]) for _, d in dealt]
     if stated != recorded:

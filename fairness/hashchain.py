@@ -8,7 +8,7 @@ stream (version 1) chains from GENESIS. Pure: no Django.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from json.encoder import encode_basestring
 from typing import Any
 
@@ -62,6 +62,41 @@ def chained_hash(prev_hash: str, text: str) -> str:
     if not prev_hash.isascii():
         raise ValueError(f"prev_hash {prev_hash[:16]!r}... is not ASCII")
     return hashlib.sha256((prev_hash + text).encode("utf-8")).hexdigest()
+
+
+def recomputed_hashes(events: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The hash of each event dict's canonical body, chained from GENESIS.
+
+    Event i chains to the hash that event i-1 records (its "hash" string), or to the one
+    computed for it where it records none, so one changed event shows up at that event only.
+    The same bytes as `stored_event_hash`, in one loop (the verifier's hot path).
+    """
+    out: list[str] = []
+    prev = GENESIS
+    sha256, text_of, quote = hashlib.sha256, canonical_text, encode_basestring
+    for event in events:
+        stream, version, type_ = event["stream"], event["version"], event["type"]
+        schema_version, data, at = event["schema_version"], event["data"], event["recorded_at"]
+        if (
+            type(stream) is str
+            and type(type_) is str
+            and type(at) is str
+            and type(version) is int
+            and type(schema_version) is int
+            and prev.isascii()
+        ):
+            text = (
+                f'{prev}{{"data":{text_of(data)},"recorded_at":{quote(at)},'
+                f'"schema_version":{schema_version},"stream":{quote(stream)},'
+                f'"type":{quote(type_)},"version":{version}}}'
+            )
+            computed = sha256(text.encode("utf-8")).hexdigest()
+        else:
+            computed = stored_event_hash(prev, event)
+        out.append(computed)
+        recorded = event.get("hash")
+        prev = recorded if isinstance(recorded, str) else computed
+    return out
 
 
 def stored_event_hash(prev_hash: str, event: Mapping[str, Any]) -> str:

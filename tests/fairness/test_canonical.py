@@ -12,7 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fairness.canonical import canonical_json, canonical_text
-from fairness.hashchain import GENESIS, body_text, event_body, event_hash, stored_event_hash
+from fairness.hashchain import (
+    GENESIS,
+    body_text,
+    event_body,
+    event_hash,
+    recomputed_hashes,
+    stored_event_hash,
+)
 
 
 def reference(obj: Any) -> str:
@@ -82,3 +89,36 @@ def test_values_json_cannot_encode_are_refused_as_json_dumps_refuses_them() -> N
         stored_event_hash("é" * 64, event_body(
             stream="s", version=1, type="T", schema_version=1, data={}, recorded_at="t"
         ))  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {
+                "stream": st.sampled_from(["r1", "é"]) | st.integers(0, 2),
+                "version": st.integers(1, 5) | st.booleans(),
+                "type": st.sampled_from(["BetPlaced", "Tab\t"]),
+                "schema_version": st.integers(1, 2) | st.booleans(),
+                "data": json_values,
+                "recorded_at": st.sampled_from(["2026-01-01T00:00:00.000000Z", "x"]),
+                "hash": st.none()
+                | st.integers()
+                | st.text(alphabet="0123456789abcdef", max_size=3),
+            }
+        ),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_recomputed_hashes_chain_each_body_to_the_hash_recorded_before_it(
+    events: list[dict[str, Any]],
+) -> None:
+    expected, prev = [], GENESIS
+    for event in events:
+        body = {k: event[k] for k in ("stream", "version", "type", "schema_version", "data",
+                                      "recorded_at")}  # fmt: skip
+        computed = event_hash(prev, body)
+        expected.append(computed)
+        prev = event["hash"] if isinstance(event["hash"], str) else computed
+    assert recomputed_hashes(events) == expected

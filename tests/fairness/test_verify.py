@@ -474,3 +474,18 @@ def test_absurd_lines_fail_cleanly() -> None:
     assert [r.ok for r in reports] == [False, False]
     assert reports[0].failures[0].startswith("bundle: line is not valid JSON (RecursionError")
     assert reports[1].failures[-1].startswith("bundle: malformed round data")
+
+
+def test_a_revealed_card_that_differs_from_the_dealt_one_is_caught() -> None:
+    line = sample_bundle(
+        round_id="r", server_seed=CHAIN.seed(2), client_seeds=["a", "b", "c"], nonce=2,
+        private_key=KEY, ruleset="duel",
+    )  # fmt: skip
+    revealed = next(e for e in line["events"] if e["type"] == "CardsRevealed")
+    shown = revealed["data"]["cards"][0]
+    was = shown["card"]
+    shown["card"] = "AS" if was != "AS" else "KD"
+    assert failures(resign(line, KEY)) == [
+        f"cards: CardsRevealed shows {shown['card']} at position {shown['position']}, "
+        f"dealt was {was}"
+    ]
