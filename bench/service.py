@@ -3,7 +3,8 @@
 `python -m bench service [--quick]` (or `python bench/service.py`). With DATABASE_URL set to
 PostgreSQL it uses a scratch database `<db>_servicebench`; otherwise a temporary SQLite file.
 Each rule set is played by `manage.py play` (events, ledger, projections, receipt, fair shoe)
-in a fresh process; the figures are rounds/s, SQL queries per round, where the time goes
+in a fresh process; the figures are rounds/s, SQL queries per round and per command
+(with what the command's on-commit work adds, e.g. the dashboard's stats), where the time goes
 (cProfile on a separate, untimed batch, grouped by package).
 """
 
@@ -34,8 +35,28 @@ from casino.play import play
 ruleset, players, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 play(ruleset=ruleset, rounds=2, players=players)  # warm-up: chain creation, caches
 report = play(ruleset=ruleset, rounds=rounds, players=players)  # timed, nothing attached
+from collections import deque
+from casino import services
+per_command = {}
+connection.queries_log = deque()  # unbounded: Django keeps only the last 9,000 otherwise
+
+def counting(name, real):
+    def wrapped(**kwargs):
+        before = len(connection.queries_log)
+        result = real(**kwargs)
+        kind = name if name == "open" else type(kwargs["command"]).__name__
+        if result.state.finished and name != "open":
+            kind += " (settles)"
+        per_command.setdefault(kind, []).append(len(connection.queries_log) - before)
+        return result
+    return wrapped
+
+real_open, real_command = services.round_open, services.round_command
+services.round_open = counting("open", real_open)
+services.round_command = counting("command", real_command)
 with CaptureQueriesContext(connection) as queries:
     counted = play(ruleset=ruleset, rounds=max(rounds // 4, 2), players=players)
+services.round_open, services.round_command = real_open, real_command
 profile = cProfile.Profile()
 profile.enable()
 play(ruleset=ruleset, rounds=max(rounds // 4, 2), players=players)
@@ -54,6 +75,9 @@ print(json.dumps({
     "rounds": report.rounds,
     "rounds_per_s": report.rounds / report.seconds,
     "queries_per_round": len(queries.captured_queries) / counted.rounds,
+    "queries_per_command": {
+        k: round(sum(v) / len(v), 1) for k, v in sorted(per_command.items())
+    },
     "time_share": {k: round(v / total, 3) for k, v in sorted(groups.items(), key=lambda g: -g[1])},
 }))
 """
@@ -98,6 +122,7 @@ def run(quick: bool) -> dict[str, Any]:
         result = json.loads(out.strip().splitlines()[-1])
         figures[f"{ruleset}_rounds_per_s"] = round(result["rounds_per_s"], 1)
         figures[f"{ruleset}_queries_per_round"] = round(result["queries_per_round"], 1)
+        figures[f"{ruleset}_queries_per_command"] = result["queries_per_command"]
         figures[f"{ruleset}_time_share"] = result["time_share"]
     return figures
 
