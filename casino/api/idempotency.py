@@ -31,12 +31,13 @@ So a key is never stuck: it is completed (a stored response) or retryable.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import DatabaseError, IntegrityError, connection, transaction
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
@@ -64,11 +65,25 @@ HEADER = OpenApiParameter(
 
 Perform = Callable[[], tuple[int, dict[str, Any]]]
 
-# Seed 1: not the wallet's `hashtextextended(key, 0)` transaction locks on the same key text.
-_LOCK_SQL = "SELECT pg_try_advisory_lock(hashtextextended(%s, 1))"
+_TABLE = IdempotencyRecord._meta.db_table
+# PostgreSQL: the reservation takes the key's session advisory lock in the same statement
+# (seed 1: not the wallet's `hashtextextended(key, 0)` transaction locks on the same text).
+# No row: another live session holds the key. A unique violation: the lock was taken first
+# (the WHERE runs before the insert), and a session lock outlives the rolled-back statement.
+_RESERVE_SQL = (
+    f"INSERT INTO {_TABLE} (key, operation, fingerprint, status_code, response, created_at) "
+    "SELECT %s, %s, %s, %s, '{}'::jsonb, now() WHERE pg_try_advisory_lock(hashtextextended(%s, 1))"
+)
 _UNLOCK_SQL = "SELECT pg_advisory_unlock(hashtextextended(%s, 1))"
-_in_flight: set[str] = set()  # non-PostgreSQL: keys held by this process
+# The response is stored and the lock released in one statement.
+_FINISH_SQL = (
+    f"UPDATE {_TABLE} SET status_code = %s, response = %s::jsonb WHERE key = %s "
+    "RETURNING pg_advisory_unlock(hashtextextended(key, 1))"
+)
+_in_flight: set[str] = set()  # other databases: keys held by this process
 _in_flight_lock = threading.Lock()
+
+FREE, BUSY, TAKEN = "free", "busy", "taken"  # what a reservation found
 
 
 def _in_progress() -> ConflictError:
@@ -88,19 +103,38 @@ def _interrupted(key: str) -> tuple[int, dict[str, Any]]:
     return error.status_code, error_body(error.code, error.message, error.extra)
 
 
-def _try_lock(scoped: str) -> bool:
+def _reserve(scoped: str, operation: str, fingerprint: str) -> str:
+    """Reserve the key and hold it: FREE (new key), TAKEN (an old reservation; held), BUSY."""
     if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(_LOCK_SQL, [scoped])
-            return bool(cursor.fetchone()[0])
+        try:
+            with transaction.atomic(durable=True), connection.cursor() as cursor:
+                cursor.execute(_RESERVE_SQL, [scoped, operation, fingerprint, PENDING, scoped])
+                return FREE if cursor.rowcount == 1 else BUSY
+        except IntegrityError:
+            return TAKEN
     with _in_flight_lock:
         if scoped in _in_flight:
-            return False
+            return BUSY
         _in_flight.add(scoped)
-        return True
+    try:
+        with transaction.atomic(durable=True):
+            IdempotencyRecord.objects.create(
+                key=scoped,
+                operation=operation,
+                fingerprint=fingerprint,
+                status_code=PENDING,
+                response={},
+            )
+        return FREE
+    except IntegrityError:
+        return TAKEN
+    except BaseException:
+        _release(scoped)
+        raise
 
 
-def _unlock(scoped: str) -> None:
+def _release(scoped: str) -> None:
+    """Let go of the key (the response, if any, is already stored)."""
     if connection.vendor == "postgresql":
         try:
             with connection.cursor() as cursor:
@@ -112,18 +146,6 @@ def _unlock(scoped: str) -> None:
         _in_flight.discard(scoped)
 
 
-@contextmanager
-def _key_lock(scoped: str) -> Iterator[bool]:
-    """Hold the key for this request (True), or say another live request holds it (False)."""
-    if not _try_lock(scoped):
-        yield False
-        return
-    try:
-        yield True
-    finally:
-        _unlock(scoped)
-
-
 class _MarkApplied:
     """An execute_wrapper: the first statement of each new transaction first marks the key."""
 
@@ -131,10 +153,7 @@ class _MarkApplied:
         self.scoped = scoped
         self.base = len(connection.atomic_blocks)  # blocks already open (a test's wrapper)
         self.marked: object | None = None
-        self.sql = (
-            f"UPDATE {IdempotencyRecord._meta.db_table} SET status_code = %s "
-            "WHERE key = %s AND status_code = %s"
-        )
+        self.sql = f"UPDATE {_TABLE} SET status_code = %s WHERE key = %s AND status_code = %s"
 
     def __call__(
         self, execute: Callable[..., Any], sql: str, params: Any, many: bool, context: Any
@@ -155,7 +174,13 @@ def _replay(record: IdempotencyRecord, fingerprint: str, key: str) -> tuple[int,
 
 
 def _finish(scoped: str, status: int, body: dict[str, Any]) -> None:
+    """Store the response; on PostgreSQL this also releases the key's lock."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(_FINISH_SQL, [status, json.dumps(body, cls=DjangoJSONEncoder), scoped])
+        return
     IdempotencyRecord.objects.filter(key=scoped).update(status_code=status, response=body)
+    _release(scoped)
 
 
 def _free(scoped: str) -> None:
@@ -182,32 +207,26 @@ def idempotent_command(
     clean = idempotency_key_clean(key)
     scoped = f"{user_id}:{clean}"
     fingerprint = posting.fingerprint({"operation": operation, "payload": payload})
-    with _key_lock(scoped) as held:
-        if not held:  # another live request holds this key: its answer, or "in progress"
-            record = IdempotencyRecord.objects.filter(key=scoped).first()
-            if record is None:
-                raise _in_progress()
-            return (*_replay(record, fingerprint, clean), True)
-        try:  # a fresh key (the common case) costs one INSERT, no SELECT
-            with transaction.atomic(durable=True):
-                IdempotencyRecord.objects.create(
-                    key=scoped,
-                    operation=operation,
-                    fingerprint=fingerprint,
-                    status_code=PENDING,
-                    response={},
-                )
-        except IntegrityError:
+    found = _reserve(scoped, operation, fingerprint)
+    if found == BUSY:  # another live request holds this key: its answer, or "in progress"
+        record = IdempotencyRecord.objects.filter(key=scoped).first()
+        if record is None:
+            raise _in_progress()
+        return (*_replay(record, fingerprint, clean), True)
+    finished = False
+    try:
+        if found == TAKEN:  # reserved before; we hold it now, so that request is over
             record = IdempotencyRecord.objects.get(key=scoped)
             if record.fingerprint != fingerprint:
-                raise posting.key_reused_error(clean) from None
+                raise posting.key_reused_error(clean)
             if record.status_code == APPLIED:  # its owner died after a commit: never rerun
                 status, body = _interrupted(clean)
                 _finish(scoped, status, body)
+                finished = True
                 return status, body, True
             if record.status_code != PENDING:
                 return record.status_code, record.response, True
-            # PENDING and unheld: its owner died before any commit; this request takes over.
+            # PENDING: its owner died before any commit; this request takes over.
         try:
             with connection.execute_wrapper(_MarkApplied(scoped)):
                 status, body = perform()
@@ -220,7 +239,11 @@ def idempotent_command(
             _abandon(scoped, clean)
             raise
         _finish(scoped, status, body)
-    return status, body, False
+        finished = True
+        return status, body, False
+    finally:
+        if not finished:
+            _release(scoped)
 
 
 def idempotent_response(
