@@ -94,8 +94,12 @@ def test_a_duel_completes_once_after_its_worker_is_killed_mid_timer(
     table = table_create(name="faults duel", ruleset="duel", min_bet=1_000_000, max_bet=1_000_000)
     services.beat()
     worker = services.worker()
-    probe = Celery(broker=own_redis.url)
-    wait_until(lambda: probe.control.ping(timeout=0.5), 60, "the worker answers a ping", worker)
+    # Not the current app: the suite's own tasks keep going to the suite's broker.
+    probe = Celery(broker=own_redis.url, set_as_current=False)
+    try:
+        wait_until(lambda: probe.control.ping(timeout=0.5), 60, "the worker answers", worker)
+    finally:
+        probe.close()
 
     round_id, deadline_ms = open_duel_elsewhere(services, table.pk, a, b)
     # The worker took the nudge and holds it (unacknowledged) until the timer ends.
