@@ -52,7 +52,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Parse arguments, run the named benchmarks in order, print their figures.
 
     `all` runs every benchmark. With --json the output is one JSON object mapping each
-    figure's name (`<bench>.<figure>`) to its value.
+    figure's name (`<bench>.<figure>`) to its value. `--minutes M` is the soak's budget
+    (`python -m bench soak --minutes M`); in `all --quick` the soak runs one short seed.
     """
     names = available()
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
@@ -61,7 +62,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--quick", action="store_true", help="a short run (smoke test)")
     parser.add_argument("--json", action="store_true", help="one JSON object of every figure")
+    parser.add_argument(
+        "--minutes",
+        type=float,
+        default=None,
+        help="soak: run simulation seeds for this many minutes (default 2; 1 short seed with "
+        "--quick)",
+    )
     args = parser.parse_args(argv)
+    if args.minutes is not None:
+        from bench import soak
+
+        soak.configure(minutes=args.minutes)
     # Benchmarks that touch Django find the project's settings without extra setup.
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "casino.settings")
     chosen = names if "all" in args.names else args.names
@@ -76,6 +88,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         except Exception as exc:  # one broken bench must not hide the others' figures
             failed += 1
             figures = {"bench": name, "error": f"{type(exc).__name__}: {exc}"}
+        else:
+            if figures.get("failed_seeds"):  # the soak found a seed that breaks an invariant
+                failed += 1
         if args.json:
             collected.update({f"{name}.{key}": value for key, value in figures.items()})
         else:

@@ -25,13 +25,15 @@ def view_leaks(view: dict[str, Any], viewer_id: str | None) -> list[str]:
     rules = RULESETS.get(str(view.get("ruleset")))
     dealer = view.get("dealer")
     if rules is not None and dealer is not None and rules.hole_card_index >= 0:
+        if _hands_done(view) or dealer.get("blackjack") is True:
+            return problems  # the dealer turned the hole card over: hands done, or a peek hit
         cards = dealer.get("cards") or []
         hole = rules.hole_card_index
         if len(cards) > hole and "card" in cards[hole]:
             problems.append(f"{where}: the dealer's hole card {cards[hole]['card']}")
         if len(cards) > hole and dealer.get("total") is not None:
             problems.append(f"{where}: the dealer's total")
-    if dealer is None and phase == "dueling":
+    if dealer is None and phase == "dueling" and not _hands_done(view):
         for box in view.get("boxes") or []:
             if box.get("player_id") == viewer_id:
                 continue
@@ -42,6 +44,19 @@ def view_leaks(view: dict[str, Any], viewer_id: str | None) -> list[str]:
                         f"{where}: player {box.get('player_id')}'s hidden card {shown[0]['card']}"
                     )
     return problems
+
+
+def _hands_done(view: dict[str, Any]) -> bool:
+    """No hand is left to act: the dealer plays out, or the duel shows every card.
+
+    A resumed client is sent one view per stored version, so it also sees the states between
+    the reveal (HoleCardRevealed, CardsRevealed) and the settlement, phase still "playing" or
+    "dueling".
+    """
+    if view.get("phase") not in ("playing", "dueling") or view.get("turn") is not None:
+        return False
+    hands = [h for box in view.get("boxes") or [] for h in box.get("hands") or []]
+    return all(h.get("status") != "open" for h in hands)
 
 
 def message_leaks(message: Any, viewer_id: str | None) -> list[str]:
