@@ -456,7 +456,8 @@ def _args(request: dict[str, Any]) -> dict[str, Any]:
 
 
 class BenchConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
-    """The fan-out anchor of `bench/api.py` (routed only with BENCH_ENDPOINTS=1)."""
+    """The anchors of `bench/api.py` and `bench/websocket.py` (routed only with BENCH_ENDPOINTS=1):
+    a bare group fan-out, and a bare echo (any frame comes back as `{"type": "echo"}`)."""
 
     async def connect(self) -> None:
         from casino.api.bench import FANOUT_GROUP
@@ -468,6 +469,9 @@ class BenchConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         from casino.api.bench import FANOUT_GROUP
 
         await self.channel_layer.group_discard(FANOUT_GROUP, self.channel_name)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        await self.send(text_data='{"type": "echo"}')
 
     async def bench_message(self, event: dict[str, Any]) -> None:
         await self.send(text_data=json.dumps({"type": "bench", "sent": event["sent"]}))
