@@ -7,6 +7,7 @@ from casino.engine.cards import CARD_POINTS
 from casino.engine.commands import Double, Hit, Split, Stand
 from casino.engine.errors import DomainError
 from casino.engine.events import (
+    DealerCardDealt,
     DealerPeeked,
     EvenMoneyTaken,
     HandDoubled,
@@ -15,6 +16,7 @@ from casino.engine.events import (
     InsuranceDeclined,
     InsuranceOffered,
     InsuranceTaken,
+    PlayerCardDealt,
     PlayerStood,
     RoundSettled,
     TurnStarted,
@@ -41,10 +43,16 @@ def deal(run: Run) -> None:
     """Initial deal: two passes of every box in order, then the dealer (rules.hole_card_index
     says which dealer card is face down). Then insurance, peek, or the first turn."""
     hole = run.state.rules.hole_card_index
+    position = run.state.next_position
+    cards: list[PlayerCardDealt | DealerCardDealt] = []
     for round_of_cards in (0, 1):
         for box in run.state.boxes:
-            run.deal_player(box.player_id, box.box, 0)
-        run.deal_dealer(hole=round_of_cards == hole)
+            card = run.card_at(position)
+            cards.append(PlayerCardDealt(position, card, box.player_id, box.box, 0, False))
+            position += 1
+        cards.append(DealerCardDealt(position, run.card_at(position), round_of_cards == hole))
+        position += 1
+    run.emit_deal(cards)  # one fold for the whole deal (the same state as card by card)
     _after_deal(run)
 
 
@@ -107,12 +115,24 @@ def _dealer_plays(run: Run) -> None:
             live = live or hand.status in live_statuses
     # Reading (standard): with no hand left to beat, the dealer turns the hole card only.
     if live:
+        # The dealer's cards are drawn on plain totals and folded in one go at the end.
+        dealer = run.state.dealer
+        hard, has_ace = dealer.hard, dealer.has_ace
+        position = run.state.next_position
+        cards: list[PlayerCardDealt | DealerCardDealt] = []
         while True:
-            dealer = run.state.dealer
-            total = dealer.total
-            if total > 17 or (total == 17 and not (rules.dealer_hits_soft_17 and dealer.is_soft)):
+            soft = has_ace and hard <= 11
+            total = hard + 10 if soft else hard
+            if total > 17 or (total == 17 and not (rules.dealer_hits_soft_17 and soft)):
                 break
-            run.deal_dealer()
+            card = run.card_at(position)
+            cards.append(DealerCardDealt(position, card, False))
+            position += 1
+            points = CARD_POINTS[card]
+            hard += points
+            has_ace = has_ace or points == 1
+        if cards:
+            run.emit_cards(cards)
     settle(run)
 
 

@@ -172,10 +172,21 @@ def _seat(s: RoundState, player_id: str) -> Participant:
     raise DomainError(E.NOT_A_PARTICIPANT, "you are not seated in this round")
 
 
+# The last table that passed the checks. A table (and the simulator) opens round after round
+# with the very same immutable participants and options objects: an identity match skips
+# hashing them for the lru_cache below, which cost more than the rest of opening a round.
+_last_valid_table: list[object] = [None, None, None]
+
+
 def _check_table(rules: RuleSet, command: OpenRound) -> None:
-    problems = _table_problems(rules, command.participants, command.options)
+    participants, options = command.participants, command.options
+    last = _last_valid_table
+    if last[0] is rules and last[1] is participants and last[2] is options:
+        return
+    problems = _table_problems(rules, participants, options)
     if problems:
         raise DomainError(E.INVALID_TABLE, problems)
+    _last_valid_table[:] = [rules, participants, options]  # one atomic slice assignment
 
 
 @lru_cache(maxsize=256)  # tables open round after round with the same seats and limits

@@ -11,8 +11,10 @@ from casino.engine import errors as E
 from casino.engine.errors import DomainError
 from casino.engine.events import (
     CardsRevealed,
+    DealerCardDealt,
     DuelTimerStarted,
     HandResult,
+    PlayerCardDealt,
     PlayerStood,
     RevealedCard,
     RoundSettled,
@@ -24,9 +26,16 @@ from casino.engine.state import DUELING, OPEN, Box
 
 def deal(run: Run) -> None:
     """Two passes over the seats in order; the first card face up, the second hidden."""
+    position = run.state.next_position
+    cards: list[PlayerCardDealt | DealerCardDealt] = []
     for round_of_cards in (0, 1):
         for box in run.state.boxes:
-            run.deal_player(box.player_id, box.box, 0, hidden=round_of_cards == 1)
+            card = run.card_at(position)
+            cards.append(
+                PlayerCardDealt(position, card, box.player_id, box.box, 0, round_of_cards == 1)
+            )
+            position += 1
+    run.emit_deal(cards)  # one fold for the whole deal (the same state as card by card)
     run.emit(DuelTimerStarted(run.now_ms + run.state.rules.duel_timer_ms))
     finish_if_done(run)
 

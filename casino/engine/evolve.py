@@ -86,6 +86,7 @@ _set_revealed = _setter("revealed", "deadline_ms")
 _set_turn = _setter("phase", "turn", "turn_hand", "deadline_ms")
 _set_stood = _setter("boxes", "turn", "deadline_ms")
 _set_settled = _setter("phase", "settlement", "turn", "deadline_ms")
+_set_cards = _setter("boxes", "dealer", "next_position", "turn", "deadline_ms")
 
 
 def _add_card(hand: Hand, card: str, position: int) -> Hand:
@@ -139,28 +140,31 @@ def _find_box(state: RoundState, player_id: str, box: int) -> int:
 def _opened(state: RoundState | None, e: RoundOpened) -> RoundState:
     if state is not None:
         raise ReplayError("round already opened")
-    return RoundState(
-        e,
-        RULESETS[e.ruleset],
-        BETTING,
-        (),
-        EMPTY_HAND,
-        0,
-        -1,
-        0,
-        e.betting_deadline_ms,
-        False,
-        False,
-        "",
-        None,
-        None,
-        None,
+    return tuple.__new__(  # RoundState(...) without NamedTuple's Python-level __new__
+        RoundState,
+        (
+            e,
+            RULESETS[e.ruleset],
+            BETTING,
+            (),
+            EMPTY_HAND,
+            0,
+            -1,
+            0,
+            e.betting_deadline_ms,
+            False,
+            False,
+            "",
+            None,
+            None,
+            None,
+        ),
     )
 
 
 def _bet(s: RoundState, e: BetPlaced) -> RoundState:
-    hand = Hand((), (), e.amount, 0, False, False, False, False, OPEN)
-    box = Box(e.player_id, e.box, e.amount, (hand,), 0, INS_NONE)
+    hand = tuple.__new__(Hand, ((), (), e.amount, 0, False, False, False, False, OPEN))
+    box = tuple.__new__(Box, (e.player_id, e.box, e.amount, (hand,), 0, INS_NONE))
     if not s.boxes:
         return _set_boxes(s, (box,))
     seat = {p.player_id: i for i, p in enumerate(s.opened.participants)}
@@ -201,6 +205,113 @@ def _dealer_card(s: RoundState, e: DealerCardDealt) -> RoundState:
         _check_position(s, e.position)
     dealer = _add_card(s.dealer, e.card, e.position)
     return tuple.__new__(RoundState, (*s[:_DEALER], dealer, e.position + 1, *s[_NEXT + 1 :]))
+
+
+def fold_cards(s: RoundState, events: list[PlayerCardDealt | DealerCardDealt]) -> RoundState:
+    """reduce(evolve, events, s) for a run of card events, building the state once.
+
+    The decider deals the initial cards and the dealer's draw in one go: folding them one by
+    one built a new RoundState (and Box tuple) per card, the largest cost of a round in the
+    profile. This gives the same state, field for field, with the same refusals (a card out
+    of shoe order, a box that is not in the round) as the one-by-one fold.
+    """
+    boxes = list(s.boxes)
+    dealer = s.dealer
+    position = s.next_position
+    turn, deadline = s.turn, s.deadline_ms
+    for e in events:
+        if e.position != position:
+            raise ReplayError(f"card at shoe position {e.position}, expected {position}")
+        if type(e) is DealerCardDealt:
+            dealer = _add_card(dealer, e.card, position)
+        else:
+            assert type(e) is PlayerCardDealt
+            i = turn
+            if i < 0 or boxes[i].player_id != e.player_id or boxes[i].box != e.box:
+                i = _find_box_in(boxes, e.player_id, e.box)
+            box = boxes[i]
+            hand = _add_card(box.hands[e.hand], e.card, position)
+            boxes[i] = _replace_hand(box, e.hand, hand)
+            if hand.status != OPEN and turn == i and s.turn_hand == e.hand:
+                turn, deadline = -1, None  # the hand in turn is over (as _player_card)
+        position += 1
+    return _set_cards(s, tuple(boxes), dealer, position, turn, deadline)
+
+
+def fold_deal(s: RoundState, events: list[PlayerCardDealt | DealerCardDealt]) -> RoundState:
+    """fold_cards for the initial deal: two passes over the boxes in order (each pass ending
+    with the dealer on banked tables), before any other card. Every box then holds one
+    two-card hand, built directly instead of card by card. Anything else (a card out of
+    place) goes through fold_cards, which refuses it exactly as the one-by-one fold does."""
+    boxes = s.boxes
+    n = len(boxes)
+    width = n + 1 if len(events) == 2 * n + 2 else n  # cards per pass: with the dealer or not
+    if s.next_position != 0 or len(events) != 2 * width or not _is_deal(boxes, events, width):
+        return fold_cards(s, events)
+    dealt = tuple(
+        tuple.__new__(
+            Box,
+            (*b[:3], (_two_cards(b.hands[0], events[i], events[width + i]),), *b[4:]),
+        )
+        for i, b in enumerate(boxes)
+    )
+    dealer = _two_cards(s.dealer, events[n], events[width + n]) if width > n else s.dealer
+    return _set_cards(s, dealt, dealer, 2 * width, s.turn, s.deadline_ms)
+
+
+def _is_deal(
+    boxes: tuple[Box, ...], events: list[PlayerCardDealt | DealerCardDealt], width: int
+) -> bool:
+    """Card k at shoe position k, to boxes[k % width] (hand 0) or, last in a pass, the dealer."""
+    n = len(boxes)
+    for k, e in enumerate(events):
+        if e.position != k:
+            return False
+        i = k % width
+        if i == n:
+            if type(e) is not DealerCardDealt:
+                return False
+        elif (
+            type(e) is not PlayerCardDealt
+            or e.hand != 0
+            or e.box != boxes[i].box
+            or e.player_id != boxes[i].player_id
+        ):
+            return False
+    return True
+
+
+def _two_cards(
+    hand: Hand, first: PlayerCardDealt | DealerCardDealt, second: PlayerCardDealt | DealerCardDealt
+) -> Hand:
+    """An empty, unsplit hand after its first two cards (what _add_card twice gives)."""
+    a = CARD_POINTS[first.card]
+    b = CARD_POINTS[second.card]
+    hard = a + b
+    has_ace = a == 1 or b == 1
+    # Two cards never bust; 21 is a blackjack (the hand is unsplit), else the status stays.
+    status = BLACKJACK if has_ace and hard == 11 else hand.status
+    return tuple.__new__(
+        Hand,
+        (
+            (first.card, second.card),
+            (first.position, second.position),
+            hand.stake,
+            hard,
+            has_ace,
+            False,
+            False,
+            hand.doubled,
+            status,
+        ),
+    )
+
+
+def _find_box_in(boxes: list[Box], player_id: str, box: int) -> int:
+    for i, b in enumerate(boxes):
+        if b.box == box and b.player_id == player_id:
+            return i
+    raise ReplayError(f"no box {box} for player {player_id!r}")
 
 
 def _insurance_offered(s: RoundState, e: InsuranceOffered) -> RoundState:
@@ -245,7 +356,7 @@ def _stood(s: RoundState, e: PlayerStood) -> RoundState:
     i = _find_box(s, e.player_id, e.box)
     box = s.boxes[i]
     hand = box.hands[e.hand]
-    hand = Hand(*hand[:-1], STOOD)
+    hand = tuple.__new__(Hand, (*hand[:-1], STOOD))
     boxes = _replace_box(s.boxes, i, _replace_hand(box, e.hand, hand))
     if s.phase == DUELING:
         return _set_boxes(s, boxes)  # the duel timer keeps running for the others

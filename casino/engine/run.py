@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from casino.engine.errors import SHOE_REQUIRED, DomainError
 from casino.engine.events import DealerCardDealt, Event, PlayerCardDealt
-from casino.engine.evolve import HANDLERS
+from casino.engine.evolve import HANDLERS, fold_cards, fold_deal
 from casino.engine.shoe import Shoe
 from casino.engine.state import RoundState
 
@@ -23,6 +23,24 @@ class Run:
         """Record `event` and fold it (the same handlers `evolve` uses)."""
         self.events.append(event)
         self.state = HANDLERS[type(event)](self.state, event)
+
+    def emit_cards(self, events: list[PlayerCardDealt | DealerCardDealt]) -> None:
+        """Record several card events and fold them at once (`evolve.fold_cards`: the same
+        state as emitting them one by one, built once)."""
+        self.events.extend(events)
+        self.state = fold_cards(self.state, events)
+
+    def emit_deal(self, events: list[PlayerCardDealt | DealerCardDealt]) -> None:
+        """emit_cards for the initial deal (`evolve.fold_deal`)."""
+        self.events.extend(events)
+        self.state = fold_deal(self.state, events)
+
+    def card_at(self, position: int) -> str:
+        """The shoe's card at `position` (for callers that build a batch of card events)."""
+        shoe = self.shoe
+        if shoe is None:
+            raise DomainError(SHOE_REQUIRED, "this command deals cards: pass the round's shoe")
+        return shoe.card_at(position)
 
     def _card(self) -> tuple[int, str]:
         shoe = self.shoe

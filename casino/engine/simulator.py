@@ -37,7 +37,7 @@ from casino.engine.decider import step
 from casino.engine.events import Participant, RoundOptions, RoundSettled
 from casino.engine.rules import DUEL, RULESETS, USDC, RuleSet
 from casino.engine.shoe import FastShoe, Shoe
-from casino.engine.state import INS_EVEN_MONEY_OFFERED, INS_OFFERED, INSURANCE, RoundState
+from casino.engine.state import INS_EVEN_MONEY_OFFERED, INS_OFFERED, INSURANCE, OPEN, RoundState
 from casino.engine.strategy import DOUBLE, HIT, SPLIT, STAND, DuelStrategy, Move, basic_strategy
 
 CHUNK_ROUNDS: Final = 5_000  # rounds per work unit (and per progress tick)
@@ -150,22 +150,79 @@ def _commands_for(player_id: str) -> dict[Move, Command]:
     }
 
 
-def play_banked_round(rules: RuleSet, shoe: Shoe, opening: OpenRound, bets: PlaceBet) -> RoundState:
-    """One house-banked round with basic strategy: no insurance, no even money."""
+class BankedBot:
+    """Basic strategy for one rule set, memoised: the simulator asks it ~1.3 times a round.
+
+    A move depends only on what `_allowed` and `basic_strategy` read: the up card's value,
+    the hand's hard total and ace, whether it is a two-card pair (and of what value), its
+    split flags, and whether the box may add a hand. The first time a combination comes up
+    the real `basic_strategy(cards, up, _allowed(...))` decides, later it is one dict lookup.
+    """
+
+    __slots__ = ("_das", "_max_hands", "_memo", "_rules")
+
+    def __init__(self, rules: RuleSet) -> None:
+        self._rules = rules
+        self._das = rules.double_after_split
+        self._max_hands = rules.max_hands
+        self._memo: dict[tuple[int, int, bool, bool, int, bool, bool, bool], Move] = {}
+
+    def move(self, state: RoundState, up: str) -> Move:
+        box = state.boxes[state.turn]
+        hand = box.hands[state.turn_hand]
+        cards = hand.cards
+        two = len(cards) == 2  # only "exactly two cards" matters to the chart and the rules
+        pair = 0
+        if two:
+            first = CARD_POINTS[cards[0]]
+            if first == CARD_POINTS[cards[1]]:  # equal values: K and J are a pair too
+                pair = first
+        key = (
+            CARD_POINTS[up],
+            hand.hard,
+            hand.has_ace,
+            two,
+            pair,
+            hand.split,
+            hand.split_aces,
+            len(box.hands) < self._max_hands,
+        )
+        move = self._memo.get(key)
+        if move is None:
+            allowed = _allowed(self._rules, state)
+            move = basic_strategy(cards, up, allowed, double_after_split=self._das)
+            self._memo[key] = move
+        return move
+
+
+def play_banked_round(
+    rules: RuleSet,
+    shoe: Shoe,
+    opening: OpenRound,
+    bets: PlaceBet,
+    bot: BankedBot | None = None,
+    commands: dict[Move, Command] | None = None,
+) -> RoundState:
+    """One house-banked round with basic strategy: no insurance, no even money.
+
+    `bot` and `commands` may be passed in to be reused across rounds (run_chunk does).
+    """
     _, state = step(None, opening, _NOW, shoe)
     _, state = step(state, bets, _NOW, shoe)
+    if state.settlement is not None:  # a blackjack or a dealer blackjack: over at the deal
+        return state
     up = state.dealer.cards[1 - rules.hole_card_index]
-    das = rules.double_after_split
-    commands = _commands_for(bets.player_id)
+    if bot is None:
+        bot = BankedBot(rules)
+    if commands is None:
+        commands = _commands_for(bets.player_id)
     while state.settlement is None:
         command: Command
         if state.phase == INSURANCE:
             box = next(b for b in state.boxes if b.insurance_status in _OPEN_OFFERS)
             command = DeclineInsurance(box.player_id, box.box)
         else:
-            hand = state.boxes[state.turn].hands[state.turn_hand]
-            move = basic_strategy(hand.cards, up, _allowed(rules, state), double_after_split=das)
-            command = commands[move]
+            command = commands[bot.move(state, up)]
         _, state = step(state, command, _NOW, shoe)
     return state
 
@@ -178,9 +235,13 @@ def play_duel_round(shoe: Shoe, opening: OpenRound, strategy: DuelStrategy) -> R
     _, state = step(None, opening, _NOW, shoe)
     for seat, participant in enumerate(opening.participants):
         hit, stand = Hit(participant.player_id), Stand(participant.player_id)
-        while state.settlement is None and state.boxes[seat].hands[0].status == "open":
-            move = strategy.move(state.boxes[seat].hands[0].cards)
-            _, state = step(state, hit if move == HIT else stand, _NOW, shoe)
+        while state.settlement is None:
+            hand = state.boxes[seat].hands[0]
+            if hand.status != OPEN:
+                break
+            # DuelStrategy.move, on the total the hand already keeps instead of its cards
+            hits = strategy.hits(hand.hard + 10 if hand.has_ace and hand.hard <= 11 else hand.hard)
+            _, state = step(state, hit if hits else stand, _NOW, shoe)
     return state
 
 
@@ -207,6 +268,8 @@ def run_chunk(config: SimulationConfig, chunk: int) -> dict[str, Any]:
     tally = dict.fromkeys(_COUNTERS, 0)
     seat_returns = [0] * seats
     seat_r2 = [0] * seats
+    bot = BankedBot(rules)
+    commands = _commands_for(bets.player_id)
     for nonce in range(first + 1, first + count + 1):
         opening = OpenRound(
             f"sim-{nonce}", "sim", rules.name, "sim", nonce, commitment, participants, options
@@ -215,7 +278,7 @@ def run_chunk(config: SimulationConfig, chunk: int) -> dict[str, Any]:
         if duel:
             state = play_duel_round(shoe, opening, strategy)
         else:
-            state = play_banked_round(rules, shoe, opening, bets)
+            state = play_banked_round(rules, shoe, opening, bets, bot, commands)
         settled = state.settlement
         assert settled is not None
         _count(tally, state, settled, duel)
@@ -227,6 +290,7 @@ def run_chunk(config: SimulationConfig, chunk: int) -> dict[str, Any]:
 
 
 def _count(tally: dict[str, int], state: RoundState, settled: RoundSettled, duel: bool) -> None:
+    # Runs once a round: local sums first, one dict update per counter that moved.
     wagered = returned = busts = pushes = wins = losses = 0
     for result in settled.hands:
         wagered += result.stake
@@ -241,10 +305,14 @@ def _count(tally: dict[str, int], state: RoundState, settled: RoundSettled, duel
         elif outcome in _PUSHES:
             pushes += 1
     tally["hands"] += len(settled.hands)
-    tally["busts"] += busts
-    tally["pushes"] += pushes
-    tally["wins"] += wins
-    tally["losses"] += losses
+    if busts:
+        tally["busts"] += busts
+    if pushes:
+        tally["pushes"] += pushes
+    if wins:
+        tally["wins"] += wins
+    if losses:
+        tally["losses"] += losses
     for insurance in settled.insurance:
         wagered += insurance.stake
         returned += insurance.gross_return
@@ -261,20 +329,26 @@ def _count(tally: dict[str, int], state: RoundState, settled: RoundSettled, duel
         naturals += hands[0].is_blackjack  # player naturals (duel included)
         if len(hands) > 1:
             splits += len(hands) - 1
-        for hand in hands:
-            doubles += hand.doubled
+            for hand in hands:
+                doubles += hand.doubled
+        else:
+            doubles += hands[0].doubled
         if box.insurance_status:
             offered = 1
     tally["rounds"] += 1
     tally["initial"] += initial
-    tally["blackjacks"] += naturals
+    if naturals:
+        tally["blackjacks"] += naturals
     if duel:
         tally["fee"] += settled.fee
         tally["pot"] += wagered
         return
-    tally["doubles"] += doubles
-    tally["splits"] += splits
-    tally["insurance_offered"] += offered
+    if doubles:
+        tally["doubles"] += doubles
+    if splits:
+        tally["splits"] += splits
+    if offered:
+        tally["insurance_offered"] += offered
     if state.dealer_blackjack:
         tally["dealer_blackjacks"] += 1
     elif settled.dealer_total > 21:

@@ -173,11 +173,15 @@ class DuelStrategy:
         """Hit on ``hit_until`` or less, otherwise stand (a blackjack or 21 always stands)."""
         permitted = frozenset(allowed)
         total, _ = hand_total(cards)
-        wanted = (HIT, STAND) if total <= self.hit_until and total < 21 else (STAND, HIT)
+        wanted = (HIT, STAND) if self.hits(total) else (STAND, HIT)
         for move in wanted:
             if move in permitted:
                 return move
         raise ValueError("duel play needs hit or stand to be allowed")
+
+    def hits(self, total: int) -> bool:
+        """Whether a hand of best total `total` hits (when both moves are allowed)."""
+        return total <= self.hit_until and total < 21
 
 
 DUEL_DEFAULT: Final = DuelStrategy()

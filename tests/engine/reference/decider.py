@@ -1,0 +1,310 @@
+"""The decider: decide(state, command, now_ms, shoe) -> events; evolve; replay; expire.
+
+Pure: no I/O, no clock (now_ms is an argument), no randomness (the shoe is injected).
+The live path and replay share `evolve`: `step` returns exactly reduce(evolve, events, state).
+
+Service flow for every command: state = replay(stored events); events = expire(state, now,
+shoe) (append them if any, fold); then decide(state, command, now, shoe). A command
+arriving after an expired deadline without that first step raises `deadline_passed`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from functools import lru_cache
+
+from casino.engine import errors as E
+from casino.engine.commands import (
+    Command,
+    DeclineInsurance,
+    Double,
+    Hit,
+    OpenRound,
+    PlaceBet,
+    PlayerCommand,
+    RevealSeed,
+    Split,
+    Stand,
+    TakeEvenMoney,
+    TakeInsurance,
+    Timeout,
+    VoidRound,
+)
+from casino.engine.errors import DomainError
+from casino.engine.events import (
+    BetPlaced,
+    BettingClosed,
+    Event,
+    Participant,
+    PlayerAmount,
+    RoundOpened,
+    RoundOptions,
+    RoundVoided,
+    ServerSeedRevealed,
+    client_material,
+)
+from casino.engine.rules import DUEL, RULESETS, RuleSet
+from casino.engine.shoe import Shoe
+from casino.engine.state import BETTING, DUELING, INSURANCE, PLAYING, SETTLED, VOIDED, RoundState
+
+from . import banked, duel
+from .evolve import ReplayError, evolve, replay
+from .run import Run
+
+__all__ = ["ReplayError", "decide", "evolve", "expire", "replay", "settle", "step"]
+
+_CLIENT_SEED = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
+
+
+def decide(
+    state: RoundState | None, command: Command, now_ms: int, shoe: Shoe | None
+) -> list[Event]:
+    """The events `command` causes, or DomainError with a stable code."""
+    return step(state, command, now_ms, shoe)[0]
+
+
+def step(
+    state: RoundState | None, command: Command, now_ms: int, shoe: Shoe | None
+) -> tuple[list[Event], RoundState]:
+    """decide and fold in one go: (events, reduce(evolve, events, state))."""
+    if isinstance(command, OpenRound):
+        if state is not None:
+            raise DomainError(E.ROUND_ALREADY_OPEN, "this round is already open")
+        return _open(command, now_ms, shoe)
+    if state is None:
+        raise DomainError(E.ROUND_NOT_OPEN, "open the round first")
+    run = Run(state, now_ms, shoe)
+    if isinstance(command, Timeout):
+        _expire(run)
+    elif isinstance(command, VoidRound):
+        _void(run, command)
+    elif isinstance(command, RevealSeed):
+        _reveal_seed(run, command)
+    else:
+        if state.finished:
+            raise DomainError(E.ROUND_FINISHED, f"the round is {state.phase}")
+        if state.deadline_ms is not None and now_ms >= state.deadline_ms:
+            raise DomainError(E.DEADLINE_PASSED, "a deadline passed: apply expire() first")
+        _play(run, command)
+    return run.events, run.state
+
+
+def expire(state: RoundState | None, now_ms: int, shoe: Shoe | None) -> list[Event]:
+    """The events an expired deadline implies at now_ms (empty if none expired)."""
+    if state is None:
+        return []
+    run = Run(state, now_ms, shoe)
+    _expire(run)
+    return run.events
+
+
+def settle(state: RoundState, now_ms: int) -> list[Event]:
+    """The settlement events the engine derives from `state` at `now_ms`, with the same code a
+    live round runs: house-banked, [RoundSettled]; duel, [CardsRevealed, RoundSettled] (or []
+    while a duel hand is still open). No shoe: settling deals no card.
+
+    For the verifier (fairness/replay.py), which recomputes each recorded settlement from the
+    state just before it and compares.
+    """
+    run = Run(state, now_ms, None)
+    if state.rules.kind == DUEL:
+        duel.finish_if_done(run)
+    else:
+        banked.settle(run)
+    return run.events
+
+
+def _expire(run: Run) -> None:
+    s = run.state
+    if s.finished or s.deadline_ms is None or run.now_ms < s.deadline_ms:
+        return
+    if s.phase == BETTING:
+        if s.boxes:
+            _close_and_deal(run)  # seats that did not bet sit this round out
+        else:
+            run.emit(RoundVoided("no_bets", "", (), (), 0, False, run.now_ms))
+    elif s.phase == INSURANCE:
+        banked.expire_insurance(run)
+    elif s.phase == PLAYING and s.turn >= 0:
+        banked.stand_on_timeout(run)
+    elif s.phase == DUELING:
+        duel.expire(run)
+
+
+def _play(run: Run, command: PlayerCommand) -> None:
+    s = run.state
+    if isinstance(command, PlaceBet):
+        _place_bet(run, command)
+        return
+    seat = _seat(s, command.player_id)
+    is_duel = s.rules.kind == DUEL
+    if isinstance(command, Hit):
+        if is_duel:
+            duel.hit(run, command.player_id)
+        else:
+            banked.hit(run, command, seat.safety_net and s.rules.safety_net_available)
+    elif isinstance(command, Stand):
+        if is_duel:
+            duel.stand(run, command.player_id)
+        else:
+            banked.stand(run, command)
+    elif is_duel:
+        raise DomainError(E.ACTION_NOT_ALLOWED, "duel allows hit and stand only")
+    elif isinstance(command, Double):
+        banked.double(run, command)
+    elif isinstance(command, Split):
+        banked.split(run, command)
+    elif isinstance(command, TakeInsurance):
+        banked.take_insurance(run, command.player_id, command.box, command.amount)
+    elif isinstance(command, DeclineInsurance):
+        banked.decline_insurance(run, command.player_id, command.box)
+    elif isinstance(command, TakeEvenMoney):
+        banked.take_even_money(run, command.player_id, command.box)
+    else:  # pragma: no cover - every command type is handled above
+        raise DomainError(E.ACTION_NOT_ALLOWED, f"unknown command {type(command).__name__}")
+
+
+def _seat(s: RoundState, player_id: str) -> Participant:
+    """The player's seat in this round, or not_a_participant."""
+    for p in s.opened.participants:
+        if p.player_id == player_id:
+            return p
+    raise DomainError(E.NOT_A_PARTICIPANT, "you are not seated in this round")
+
+
+def _check_table(rules: RuleSet, command: OpenRound) -> None:
+    problems = _table_problems(rules, command.participants, command.options)
+    if problems:
+        raise DomainError(E.INVALID_TABLE, problems)
+
+
+@lru_cache(maxsize=256)  # tables open round after round with the same seats and limits
+def _table_problems(rules: RuleSet, participants: tuple[Participant, ...], o: RoundOptions) -> str:
+    players = [p.player_id for p in participants]
+    problems = []
+    if not rules.min_seats <= len(players) <= rules.max_seats:
+        problems.append(f"{rules.name} seats {rules.min_seats}..{rules.max_seats} players")
+    if len(set(players)) != len(players):
+        problems.append("a player is seated twice")
+    if any(not _CLIENT_SEED.fullmatch(p.client_seed) for p in participants):
+        problems.append("client seeds are 1-64 characters of [A-Za-z0-9_.-]")
+    if o.chip_unit <= 0 or o.chip_unit % 2:
+        problems.append("the chip unit must be a positive even number of micro-USDC")
+    limits = (o.stake,) if rules.kind == DUEL else (o.min_bet, o.max_bet)
+    if any(v % o.chip_unit for v in limits if o.chip_unit > 0):
+        problems.append("limits must be multiples of the chip unit")
+    if rules.kind == DUEL:
+        if not rules.min_table_bet <= o.stake <= rules.max_table_bet:
+            problems.append(f"the duel stake must be {rules.min_table_bet}..{rules.max_table_bet}")
+    else:
+        if not rules.min_table_bet <= o.min_bet <= rules.max_table_bet:
+            problems.append(f"the minimum must be {rules.min_table_bet}..{rules.max_table_bet}")
+        if o.max_bet < o.min_bet:
+            problems.append("the maximum is below the minimum")
+    return "; ".join(problems)
+
+
+def _open(command: OpenRound, now_ms: int, shoe: Shoe | None) -> tuple[list[Event], RoundState]:
+    rules = RULESETS.get(command.ruleset)
+    if rules is None:
+        raise DomainError(E.INVALID_TABLE, f"unknown rule set {command.ruleset!r}")
+    _check_table(rules, command)
+    opened = RoundOpened(
+        command.round_id,
+        command.table_id,
+        rules.name,
+        rules.version_hash,
+        command.chain_id,
+        command.nonce,
+        command.commitment,
+        command.participants,
+        command.options,
+        now_ms,
+        now_ms + rules.betting_timeout_ms,
+    )
+    run = Run(evolve(None, opened), now_ms, shoe)
+    run.events.append(opened)
+    if rules.kind == DUEL:  # 004: "all players betting the set limit", then the deal
+        for p in command.participants:
+            run.emit(BetPlaced(p.player_id, 0, command.options.stake))
+        _close_and_deal(run)
+    return run.events, run.state
+
+
+def _place_bet(run: Run, command: PlaceBet) -> None:
+    s = run.state
+    _seat(s, command.player_id)
+    if s.phase != BETTING or s.rules.kind == DUEL:
+        raise DomainError(E.ACTION_NOT_ALLOWED, "betting is closed")
+    for existing in s.boxes:
+        if existing.player_id == command.player_id:
+            raise DomainError(E.ALREADY_BET, "you already bet this round")
+    amounts = command.amounts
+    if not 1 <= len(amounts) <= s.rules.max_boxes:
+        raise DomainError(E.ACTION_NOT_ALLOWED, f"bet on 1..{s.rules.max_boxes} boxes")
+    o = s.opened.options
+    for amount in amounts:
+        if amount < 0 or amount % o.chip_unit:
+            raise DomainError(E.INVALID_AMOUNT, f"bets are multiples of {o.chip_unit} micro-USDC")
+        if 0 < amount < o.min_bet:
+            raise DomainError(E.BET_BELOW_MINIMUM, f"the table minimum is {o.min_bet}")
+        if amount > o.max_bet:
+            raise DomainError(E.BET_ABOVE_MAXIMUM, f"the table maximum is {o.max_bet}")
+    if not any(amounts):
+        raise DomainError(E.INSUFFICIENT_STAKE, "place at least the table minimum")
+    for box, amount in enumerate(amounts):
+        if amount:
+            run.emit(BetPlaced(command.player_id, box, amount))
+    if len(s.opened.participants) == 1 or _everyone_bet(run.state):
+        _close_and_deal(run)
+
+
+def _everyone_bet(s: RoundState) -> bool:
+    bettors = {b.player_id for b in s.boxes}
+    return all(p.player_id in bettors for p in s.opened.participants)
+
+
+def _close_and_deal(run: Run) -> None:
+    if run.shoe is None:
+        raise DomainError(E.SHOE_REQUIRED, "closing betting deals cards: pass the round's shoe")
+    run.emit(BettingClosed(client_material(run.state.opened.participants), run.now_ms))
+    if run.state.rules.kind == DUEL:
+        duel.deal(run)
+    else:
+        banked.deal(run)
+
+
+def _void(run: Run, command: VoidRound) -> None:
+    s = run.state
+    if s.phase == VOIDED:
+        raise DomainError(E.ALREADY_VOIDED, "the round is already void")
+    staked: dict[str, int] = {}
+    for box in s.boxes:
+        amount = box.insurance + sum(h.stake for h in box.hands)
+        staked[box.player_id] = staked.get(box.player_id, 0) + amount
+    paid: dict[str, int] = {}
+    fee = 0
+    settled = s.phase == SETTLED and s.settlement is not None
+    if s.phase == SETTLED and s.settlement is not None:
+        fee = s.settlement.fee
+        for results in (s.settlement.hands, s.settlement.insurance):
+            for r in results:
+                paid[r.player_id] = paid.get(r.player_id, 0) + r.gross_return
+    refunds = tuple(PlayerAmount(pid, amount) for pid, amount in staked.items() if amount)
+    reversed_ = tuple(PlayerAmount(pid, amount) for pid, amount in paid.items() if amount)
+    run.emit(
+        RoundVoided(command.reason, command.evidence, refunds, reversed_, fee, settled, run.now_ms)
+    )
+
+
+def _reveal_seed(run: Run, command: RevealSeed) -> None:
+    s = run.state
+    if not s.finished:
+        raise DomainError(E.ROUND_NOT_FINISHED, "the seed is revealed after the round ends")
+    if s.server_seed is not None:
+        raise DomainError(E.SEED_ALREADY_REVEALED, "the seed is already revealed")
+    digest = hashlib.sha256(command.server_seed.encode("ascii")).hexdigest()
+    if digest != s.opened.commitment:
+        raise DomainError(E.SEED_MISMATCH, "the seed does not hash to the round's commitment")
+    run.emit(ServerSeedRevealed(command.server_seed))

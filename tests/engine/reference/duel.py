@@ -1,0 +1,92 @@
+"""Duel (player against player): everyone acts at once until all stand or the 30 s timer ends.
+
+Visibility (reading of 004 "only 1 of the other players cards"): each player's *first*
+card (the lower shoe position) is dealt face up; the second card and every hit are hidden
+from the other players until CardsRevealed. Others see that a card was drawn, not which.
+"""
+
+from __future__ import annotations
+
+from casino.engine import errors as E
+from casino.engine.errors import DomainError
+from casino.engine.events import (
+    CardsRevealed,
+    DuelTimerStarted,
+    HandResult,
+    PlayerStood,
+    RevealedCard,
+    RoundSettled,
+)
+from casino.engine.settle import duel_payouts
+from casino.engine.state import DUELING, OPEN, Box
+
+from .run import Run
+
+
+def deal(run: Run) -> None:
+    """Two passes over the seats in order; the first card face up, the second hidden."""
+    for round_of_cards in (0, 1):
+        for box in run.state.boxes:
+            run.deal_player(box.player_id, box.box, 0, hidden=round_of_cards == 1)
+    run.emit(DuelTimerStarted(run.now_ms + run.state.rules.duel_timer_ms))
+    finish_if_done(run)
+
+
+def _own_box(run: Run, player_id: str) -> Box:
+    s = run.state
+    if s.phase != DUELING:
+        raise DomainError(E.ACTION_NOT_ALLOWED, "the duel is not in play")
+    for box in s.boxes:
+        if box.player_id == player_id:
+            if box.hands[0].status != OPEN:
+                raise DomainError(E.ACTION_NOT_ALLOWED, "your hand is already finished")
+            return box
+    raise DomainError(E.NOT_A_PARTICIPANT, "you are not in this duel")
+
+
+def hit(run: Run, player_id: str) -> None:
+    box = _own_box(run, player_id)
+    run.deal_player(player_id, box.box, 0, hidden=True)
+    finish_if_done(run)
+
+
+def stand(run: Run, player_id: str) -> None:
+    box = _own_box(run, player_id)
+    run.emit(PlayerStood(player_id, box.box, 0, False))
+    finish_if_done(run)
+
+
+def expire(run: Run) -> None:
+    """The timer ran out: whoever has not finished stands (004)."""
+    for box in run.state.boxes:
+        if box.hands[0].status == OPEN:
+            run.emit(PlayerStood(box.player_id, box.box, 0, True))
+    finish_if_done(run)
+
+
+def finish_if_done(run: Run) -> None:
+    """Once no hand is open: CardsRevealed (every hidden card), then RoundSettled."""
+    boxes = run.state.boxes
+    if any(b.hands[0].status == OPEN for b in boxes):
+        return
+    hidden = sorted(
+        (pos, b.player_id, card)
+        for b in boxes
+        for pos, card in list(zip(b.hands[0].positions, b.hands[0].cards, strict=True))[1:]
+    )
+    run.emit(CardsRevealed(tuple(RevealedCard(pid, pos, card) for pos, pid, card in hidden)))
+    s = run.state
+    hands = [b.hands[0] for b in s.boxes]
+    stake = s.opened.options.stake
+    bps = s.rules.fee_bps_for(len(hands))
+    gross, fee = duel_payouts([(h.total, h.is_blackjack) for h in hands], stake, bps)
+    shared = sum(1 for g in gross if g) > 1
+    outcome = {True: "split" if shared else "win", False: "lose"}
+    results = tuple(
+        HandResult(b.player_id, b.box, 0, outcome[g > 0], h.stake, g, h.total)
+        for b, h, g in zip(s.boxes, hands, gross, strict=True)
+    )
+    run.emit(RoundSettled(results, (), fee, 0, run.now_ms))
+
+
+_finish_if_done = finish_if_done  # the old private name, still used by fairness/replay.py
