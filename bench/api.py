@@ -11,7 +11,8 @@ server, so every figure comes with anchors measured in the same run on the same 
 - `bare_fanout`: one group_send to N sockets (publish-to-receive latency);
 - `game`: N players each playing `classic` on their personal table over REST (rounds/s,
   request p50/p99), and N spectators on a `duel_classic` table while a player plays
-  (publish-to-receive latency of real round messages, and events lost).
+  (publish-to-receive latency of real round messages, and events lost: a message some socket
+  got that another socket still lacks 30 s after the last round).
 """
 
 from __future__ import annotations
@@ -23,13 +24,26 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Awaitable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import websockets
 
 ROOT = Path(__file__).resolve().parent.parent
+T = TypeVar("T")
+
+
+LOST_AFTER_S = 30.0  # a round message not received this long after the last round is lost
+
+
+async def _phase(name: str, work: Awaitable[T]) -> T:
+    """Run one phase of the measurement; a timeout names the phase it happened in."""
+    try:
+        return await work
+    except TimeoutError as exc:
+        raise TimeoutError(f"{name}: timed out ({exc!r})") from exc
 
 
 def _pct(values: list[float], q: float) -> float | None:
@@ -99,8 +113,11 @@ def _serve(port: int, workers: int) -> subprocess.Popen[bytes]:
         "THROTTLE_LOGIN": "1000000/min",
         "THROTTLE_MONEY": "1000000/min",
     }
+    command = [sys.executable, "manage.py", "serve", "--port", str(port)]
+    if workers > 1:
+        command += ["--workers", str(workers)]
     return subprocess.Popen(
-        [sys.executable, "manage.py", "serve", "--port", str(port), "--workers", str(workers)],
+        command,
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -232,12 +249,20 @@ async def _spectated(
         await http.post(f"/api/tables/{table}/sit/", headers={"Idempotency-Key": uuid.uuid4().hex})
     for _ in range(rounds):
         await _play_table(base, token, table, final, stop)
-    await asyncio.sleep(2.0)  # the last messages are in flight
+    # The last messages are in flight: wait (up to LOST_AFTER_S) until every socket has every
+    # message any socket got, and each round's final version; what is still missing is lost.
+    last = {(round_id, version) for round_id, version in final.items()}
+    deadline = time.perf_counter() + LOST_AFTER_S
+    while time.perf_counter() < deadline:
+        expected = set().union(last, *received)
+        if all(got >= expected for got in received):
+            break
+        await asyncio.sleep(0.2)
     for task in readers:
         task.cancel()
     for ws in socks:
         await ws.close()
-    expected = set().union(*received) if received else set()
+    expected = set().union(last, *received)
     lost = sum(len(expected - got) for got in received)
     return {
         "ws_p50_ms": _pct(latencies, 0.5),
@@ -295,7 +320,7 @@ async def _measure(base: str, tokens: list[str], table: str, quick: bool) -> dic
             await _hammer(base, "POST", "/api/bench/tx/", len(tokens), seconds), seconds, "bare_tx"
         )
     )
-    fan = await _fanout(base, clients, 10 if quick else 30, origin)
+    fan = await _phase("bare fan-out", _fanout(base, clients, 10 if quick else 30, origin))
     out.update(
         {
             "bare_fanout_clients": clients,
@@ -304,12 +329,17 @@ async def _measure(base: str, tokens: list[str], table: str, quick: bool) -> dic
         }
     )
     # Warm-up: each player's personal table, seed chain and first round are not timed.
-    await asyncio.gather(*(_play_classic(base, t, 0.0, [], at_least=1) for t in tokens))
+    await _phase(
+        "game warm-up",
+        asyncio.gather(*(_play_classic(base, t, 0.0, [], at_least=1) for t in tokens)),
+    )
     latencies: list[float] = []
     seconds = seconds * 2
     stop = time.perf_counter() + seconds
     started = time.perf_counter()
-    rounds = await asyncio.gather(*(_play_classic(base, t, stop, latencies) for t in tokens))
+    rounds = await _phase(
+        "game", asyncio.gather(*(_play_classic(base, t, stop, latencies) for t in tokens))
+    )
     elapsed = time.perf_counter() - started
     out.update(
         {
@@ -322,7 +352,8 @@ async def _measure(base: str, tokens: list[str], table: str, quick: bool) -> dic
         }
     )
     out["ws_clients"] = clients
-    out.update(await _spectated(base, tokens[0], table, clients, 3 if quick else 10, origin))
+    spectated = _spectated(base, tokens[0], table, clients, 3 if quick else 10, origin)
+    out.update(await _phase("spectated table", spectated))
     return out
 
 

@@ -217,10 +217,10 @@ def table_deal(
     result = services.round_command(
         round_id=round_id, command=PlaceBet(player_id=str(user.pk), amounts=amounts)
     )
-    with transaction.atomic(durable=True):
-        prefs, _ = PlayerPreferences.objects.get_or_create(user_id=user.pk)
-        prefs.last_bet = list(amounts)
-        prefs.save(update_fields=["last_bet"])
+    # One statement (its own transaction): the open above already made the preferences row.
+    last_bet = list(amounts)
+    if not PlayerPreferences.objects.filter(user_id=user.pk).update(last_bet=last_bet):
+        PlayerPreferences.objects.update_or_create(user_id=user.pk, defaults={"last_bet": last_bet})
     return result
 
 
