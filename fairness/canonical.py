@@ -6,6 +6,13 @@ Sorted keys, no spaces, UTF-8 (non-ASCII kept as is). Pure: no Django.
 with the standard library's C encoder built once instead of per call (json.dumps builds a
 JSONEncoder and its C encoder on every call with these options, most of the cost for the small
 objects of a round). Same output, byte for byte (tests/fairness/test_canonical.py).
+
+`canonical_json_float_free` is for values known to hold no float (a bundle line parsed by
+`fairness.bundle` refuses floats): there orjson's sorted compact output (`orjson.dumps` with
+OPT_SORT_KEYS) is the same bytes, about ten times faster; whatever orjson refuses (an int beyond
+64 bits, a lone surrogate, a key that is not a string) goes through `canonical_json`. Floats
+are the one JSON value the two write differently (`1e+16` against `1e16`, `NaN` against
+`null`), hence the separate name. Without orjson installed it is `canonical_json`.
 """
 
 from __future__ import annotations
@@ -13,6 +20,11 @@ from __future__ import annotations
 import json
 from json import encoder as _json_encoder
 from typing import Any
+
+try:
+    import orjson as _orjson
+except ImportError:  # optional: the verifier runs on the standard library alone
+    _orjson = None  # type: ignore[assignment]
 
 
 def _not_json(obj: Any) -> Any:
@@ -44,3 +56,16 @@ def canonical_text(obj: Any) -> str:
 def canonical_json(obj: Any) -> bytes:
     """Return the canonical UTF-8 JSON bytes of a JSON-native object."""
     return canonical_text(obj).encode("utf-8")
+
+
+_SORT = _orjson.OPT_SORT_KEYS if _orjson is not None else 0
+
+
+def canonical_json_float_free(obj: Any) -> bytes:
+    """canonical_json(obj) for an object that holds no float (see the module doc)."""
+    if _orjson is not None:
+        try:
+            return _orjson.dumps(obj, option=_SORT)
+        except TypeError:  # orjson.JSONEncodeError: past 64-bit ints, surrogates, odd keys
+            pass
+    return canonical_json(obj)

@@ -10,7 +10,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from fairness.canonical import canonical_json
+from fairness.canonical import canonical_json, canonical_json_float_free
 from fairness.chain import hash_seed, is_seed
 from fairness.hashchain import GENESIS, recomputed_hashes
 from fairness.receipt import (
@@ -66,6 +66,8 @@ def check_signature(
     receipt: Mapping[str, Any],
     keys: KeyRing,
     fail: Callable[[str], None],
+    *,
+    float_free: bool = False,
 ) -> None:
     """The Ed25519 signature covers canonical_json(receipt), whatever the line's layout."""
     key_id, signature = bundle.get("key_id"), bundle.get("signature")
@@ -76,7 +78,7 @@ def check_signature(
     if public_key is None:
         fail(why)
         return
-    if not verify_receipt(receipt, signature, public_key):
+    if not verify_receipt(receipt, signature, public_key, float_free=float_free):
         fail(f"signature: not a valid Ed25519 signature of this receipt by key {key_id}")
 
 
@@ -84,13 +86,16 @@ def check_event_chain(
     receipt: Mapping[str, Any],
     events: list[Any],
     fail: Callable[[str], None],
+    *,
+    float_free: bool = False,
 ) -> dict[str, list[Mapping[str, Any]]]:
     """Recompute every event hash from GENESIS over the canonical JSON of its body (never over
     the line's own text: a body hashed in any other layout is not the spec's hash); return the
     events' data grouped by type."""
     by_type: dict[str, list[Mapping[str, Any]]] = {}
     prev, stream = GENESIS, receipt["stream"]
-    for index, (event, computed) in enumerate(zip(events, recomputed_hashes(events), strict=True)):
+    hashes = recomputed_hashes(events, float_free=float_free)
+    for index, (event, computed) in enumerate(zip(events, hashes, strict=True)):
         version, type_, recorded = event["version"], event["type"], event.get("hash")
         if (
             event["stream"] != stream
@@ -252,6 +257,8 @@ def check_outcome(
     receipt: Mapping[str, Any],
     by_type: Mapping[str, list[Mapping[str, Any]]],
     fail: Callable[[str], None],
+    *,
+    float_free: bool = False,
 ) -> None:
     """Point 4 as far as the receipt states it: its outcome and payouts are the events' own."""
     outcome, payouts = receipt["outcome"], receipt["payouts"]
@@ -269,7 +276,8 @@ def check_outcome(
     else:
         fail(f"outcome: unknown outcome {outcome!r}")
         return
-    if canonical_json(payouts) != canonical_json(expected):
+    encode = canonical_json_float_free if float_free else canonical_json
+    if encode(payouts) != encode(expected):
         fail(
             f"outcome: the receipt's payouts differ from the {outcome} event's "
             f"({_first_difference(payouts, expected)})"

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from json.encoder import encode_basestring
 from typing import Any
 
-from fairness.canonical import canonical_json, canonical_text
+from fairness.canonical import canonical_json, canonical_json_float_free, canonical_text
 
 GENESIS = "0" * 64
 
@@ -64,13 +64,18 @@ def chained_hash(prev_hash: str, text: str) -> str:
     return hashlib.sha256((prev_hash + text).encode("utf-8")).hexdigest()
 
 
-def recomputed_hashes(events: Sequence[Mapping[str, Any]]) -> list[str]:
+def recomputed_hashes(
+    events: Sequence[Mapping[str, Any]], *, float_free: bool = False
+) -> list[str]:
     """The hash of each event dict's canonical body, chained from GENESIS.
 
     Event i chains to the hash that event i-1 records (its "hash" string), or to the one
     computed for it where it records none, so one changed event shows up at that event only.
     The same bytes as `stored_event_hash`, in one loop (the verifier's hot path).
+    `float_free`: the events hold no float (see `canonical_json_float_free`).
     """
+    if float_free:
+        return _recomputed_float_free(events)
     out: list[str] = []
     prev = GENESIS
     sha256, text_of, quote = hashlib.sha256, canonical_text, encode_basestring
@@ -93,6 +98,26 @@ def recomputed_hashes(events: Sequence[Mapping[str, Any]]) -> list[str]:
             computed = sha256(text.encode("utf-8")).hexdigest()
         else:
             computed = stored_event_hash(prev, event)
+        out.append(computed)
+        recorded = event.get("hash")
+        prev = recorded if isinstance(recorded, str) else computed
+    return out
+
+
+def _recomputed_float_free(events: Sequence[Mapping[str, Any]]) -> list[str]:
+    out: list[str] = []
+    prev = GENESIS
+    sha256, encode = hashlib.sha256, canonical_json_float_free
+    for event in events:
+        body = {
+            "data": event["data"],
+            "recorded_at": event["recorded_at"],
+            "schema_version": event["schema_version"],
+            "stream": event["stream"],
+            "type": event["type"],
+            "version": event["version"],
+        }
+        computed = sha256(prev.encode("ascii") + encode(body)).hexdigest()
         out.append(computed)
         recorded = event.get("hash")
         prev = recorded if isinstance(recorded, str) else computed

@@ -15,7 +15,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from fairness.canonical import canonical_json
+from fairness.canonical import canonical_json, canonical_json_float_free
 
 RECEIPT_VERSION = 1
 SPEC = "fairness-v1"
@@ -164,7 +164,15 @@ def verify_signature(
 
 
 def verify_receipt(
-    receipt: Mapping[str, Any], signature_hex: str, public_key: Ed25519PublicKey | str
+    receipt: Mapping[str, Any],
+    signature_hex: str,
+    public_key: Ed25519PublicKey | str,
+    *,
+    float_free: bool = False,
 ) -> bool:
-    """Whether the signature is the key's valid signature on the receipt's canonical JSON."""
-    return verify_signature(canonical_json(receipt), signature_hex, public_key)
+    """Whether the signature is the key's valid signature on the receipt's canonical JSON.
+
+    `float_free`: the receipt holds no float (see `canonical_json_float_free`).
+    """
+    message = canonical_json_float_free(receipt) if float_free else canonical_json(receipt)
+    return verify_signature(message, signature_hex, public_key)

@@ -66,8 +66,13 @@ def verify_round(
     *,
     line: int = 0,
     replay_check: ReplayCheck | None = None,
+    float_free: bool = False,
 ) -> RoundReport:
-    """Check one bundle line; every failure names what differs and where."""
+    """Check one bundle line; every failure names what differs and where.
+
+    `float_free`: the line was parsed by `fairness.bundle.parse_line`, which refuses floats,
+    so canonical JSON can take its fastest path (`canonical_json_float_free`).
+    """
     receipt = bundle.get("receipt")
     report = RoundReport(
         line=line, round_id=str(receipt.get("round_id", "?")) if isinstance(receipt, dict) else "?"
@@ -78,12 +83,12 @@ def verify_round(
         fail("bundle: a line needs a receipt object and a non-empty events list")
         return report
     try:
-        check_signature(bundle, receipt, keys, fail)
-        by_type = check_event_chain(receipt, events, fail)
+        check_signature(bundle, receipt, keys, fail, float_free=float_free)
+        by_type = check_event_chain(receipt, events, fail, float_free=float_free)
         check_seed(receipt, by_type, fail)
         check_client_material(receipt, by_type, fail)
         report.cards = check_cards(receipt, events, fail)
-        check_outcome(receipt, by_type, fail)
+        check_outcome(receipt, by_type, fail, float_free=float_free)
         if replay_check is not None and not report.failures:
             report.failures.extend(replay_check(events, receipt))
             report.replayed = True
@@ -112,7 +117,7 @@ def verify_lines(
             failure = "bundle: line is not a JSON object"
             yield RoundReport(line=number, round_id="?", failures=[failure])
             continue
-        yield verify_round(bundle, keys, line=number, replay_check=replay_check)
+        yield verify_round(bundle, keys, line=number, replay_check=replay_check, float_free=True)
 
 
 def format_report(report: RoundReport) -> str:

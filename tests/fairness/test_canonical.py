@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fairness.canonical import canonical_json, canonical_text
+from fairness.canonical import canonical_json, canonical_json_float_free, canonical_text
 from fairness.hashchain import (
     GENESIS,
     body_text,
@@ -122,3 +122,69 @@ def test_recomputed_hashes_chain_each_body_to_the_hash_recorded_before_it(
         expected.append(computed)
         prev = event["hash"] if isinstance(event["hash"], str) else computed
     assert recomputed_hashes(events) == expected
+
+
+float_free_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=12),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(float_free_values)
+def test_the_float_free_encoder_is_canonical_json_byte_for_byte(value: Any) -> None:
+    assert canonical_json_float_free(value) == reference(value).encode("utf-8")
+
+
+def test_the_float_free_encoder_falls_back_where_orjson_refuses_or_is_missing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import fairness.canonical as module
+
+    odd = {"big": 2**64, "deep": [[{"é": -(2**63) - 1}]]}  # past orjson's 64-bit ints
+    assert canonical_json_float_free(odd) == reference(odd).encode()
+    with pytest.raises(UnicodeEncodeError):  # a lone surrogate has no UTF-8, on either path
+        canonical_json_float_free({"s": "\ud800"})
+    monkeypatch.setattr(module, "_orjson", None)
+    assert canonical_json_float_free({"b": 1, "a": "é"}) == '{"a":"é","b":1}'.encode()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.fixed_dictionaries({
+    "stream": st.sampled_from(["r1", "é"]), "version": st.integers(1, 5) | st.booleans(),
+    "type": st.sampled_from(["BetPlaced", "Tab\t"]), "schema_version": st.integers(1, 2),
+    "data": float_free_values, "recorded_at": st.sampled_from(["2026-01-01T00:00:00.000000Z"]),
+    "hash": st.none() | st.text(alphabet="0123456789abcdef", max_size=3),
+}), min_size=1, max_size=4))  # fmt: skip
+def test_both_hashing_paths_give_the_same_hashes(events: list[dict[str, Any]]) -> None:
+    assert recomputed_hashes(events, float_free=True) == recomputed_hashes(events)
+
+
+def test_the_verifier_runs_without_orjson(tmp_path: Any) -> None:
+    import subprocess
+    import sys
+
+    from fairness.receipt import private_key_from_hex
+    from fairness.sample import sample_bundle
+
+    key = private_key_from_hex(hashlib.sha256(b"no orjson").hexdigest())
+    line = sample_bundle(
+        round_id="r1", server_seed="a" * 64, client_seeds=["alice"], nonce=1, private_key=key
+    )
+    bundle = tmp_path / "b.jsonl"
+    bundle.write_text(canonical_text(line) + "\n")
+    blocked = (
+        "import sys; sys.modules['orjson'] = None; from fairness import canonical, verify; "
+        "assert canonical._orjson is None; sys.exit(verify.main([sys.argv[1]]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", blocked, str(bundle)], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("OK   line 1 round r1: ")
