@@ -109,7 +109,8 @@ def test_a_server_killed_mid_request_leaves_no_partial_write_and_a_retryable_key
     assert "error" in out  # the connection died with the server: no answer
     assert StoredEvent.objects.filter(stream_id=round_id).count() == versions
     assert IdempotencyRecord.objects.get(key=scoped).status_code == 0  # PENDING, unheld
-    assert held_advisory_locks() == 0  # died with its connection
+    # Released once PostgreSQL sees the dead connection (at once for a killed process).
+    wait_until(lambda: held_advisory_locks() == 0, 15, "the dead request's lock is released")
     assert_consistent([round_id])
 
     # 2. A new server: the retry takes the key over and runs the HIT; killed after its commit.
@@ -139,3 +140,97 @@ def test_a_server_killed_mid_request_leaves_no_partial_write_and_a_retryable_key
         state = client.state(round_id)
     assert state["status"] == "settled"
     assert_consistent([round_id])
+
+
+def play_until_stopped(client: Client, me: str, table: int, stop: threading.Event) -> list[Any]:
+    """Deal and play with basic moves; return the requests that got no answer (key, path, body)."""
+    unanswered: list[Any] = []
+    n = 0
+
+    def send(path: str, body: Any) -> httpx.Response | None:
+        nonlocal n
+        n += 1
+        key = f"burst-{me}-{n}"
+        try:
+            return client.post(path, body, key=key)
+        except httpx.HTTPError:
+            unanswered.append((key, path, body))
+            stop.set()
+            return None
+
+    while not stop.is_set():
+        dealt = send(f"/api/tables/{table}/deal/", {"bets": ["1"]})
+        if dealt is None or dealt.status_code != 200:
+            continue
+        round_id = dealt.json()["round_id"]
+        while not stop.is_set():
+            try:
+                state = client.state(round_id)
+            except httpx.HTTPError:
+                stop.set()
+                break
+            if state["status"] != "open":
+                break
+            view = state["view"]
+            if view["phase"] == "insurance":
+                send(f"/api/rounds/{round_id}/insurance/", {"take": False})
+            elif (view.get("turn") or {}).get("player_id") == me:
+                hand = view["boxes"][0]["hands"][view["turn"]["hand"]]
+                total = sum(min(10, "A23456789TJQK".index(c["card"][0]) + 1) for c in hand["cards"])
+                send(f"/api/rounds/{round_id}/{'hit' if total < 12 else 'stand'}/", {})
+            else:
+                break
+    return unanswered
+
+
+def test_a_server_killed_during_a_burst_leaves_every_key_completed_or_retryable(
+    services: Services,
+) -> None:
+    users = [make_player() for _ in range(6)]
+    proc, url = services.server()
+    clients = [login(url, u) for u in users]
+    tables = [
+        int(c.post("/api/tables/personal/", {"ruleset": "classic"}, key="t").json()["id"])
+        for c in clients
+    ]
+    stop = threading.Event()
+    results: dict[int, list[Any]] = {}
+    threads = [
+        threading.Thread(
+            target=lambda i=i: results.update(
+                {i: play_until_stopped(clients[i], str(users[i].pk), tables[i], stop)}
+            )
+        )
+        for i in range(len(users))
+    ]
+    for thread in threads:
+        thread.start()
+    wait_until(
+        lambda: StoredEvent.objects.filter(type="RoundSettled").count() >= 6,
+        60,
+        "rounds settle under the burst",
+        proc,
+    )
+    proc.send_signal(signal.SIGKILL)  # wherever the six players' requests are
+    proc.wait(timeout=10)
+    stop.set()
+    for thread in threads:
+        thread.join(60)
+    unanswered = [(i, *r) for i, reqs in results.items() for r in reqs]
+    assert unanswered, "the kill hit no request in flight"
+    wait_until(lambda: held_advisory_locks() == 0, 15, "the dead requests' locks are released")
+    rounds = list(
+        StoredEvent.objects.filter(type="RoundOpened").values_list("stream_id", flat=True)
+    )
+    assert_consistent(rounds)  # whatever was cut short left no partial write
+
+    _, url = services.server()
+    clients = [login(url, u) for u in users]
+    for i, key, path, body in unanswered:  # each retry completes: never stuck in progress
+        retry = clients[i].post(path, body, key=key)
+        code = retry.json().get("error", {}).get("code") if retry.status_code >= 400 else None
+        assert code != "idempotency_in_progress", retry.text
+        assert retry.status_code < 500, retry.text
+    stuck = IdempotencyRecord.objects.filter(status_code__in=(0, 1))  # PENDING, APPLIED
+    assert list(stuck.values_list("key", flat=True)) == []
+    assert_consistent(rounds)
