@@ -42,15 +42,18 @@ from casino.engine.state import (
 def deal(run: Run) -> None:
     """Initial deal: two passes of every box in order, then the dealer (rules.hole_card_index
     says which dealer card is face down). Then insurance, peek, or the first turn."""
-    hole = run.state.rules.hole_card_index
-    position = run.state.next_position
+    s = run.state
+    hole = s.rules.hole_card_index
+    card_at = run.card_source()
+    position = s.next_position
     cards: list[PlayerCardDealt | DealerCardDealt] = []
     for round_of_cards in (0, 1):
-        for box in run.state.boxes:
-            card = run.card_at(position)
-            cards.append(PlayerCardDealt(position, card, box.player_id, box.box, 0, False))
+        for box in s.boxes:
+            cards.append(
+                PlayerCardDealt(position, card_at(position), box.player_id, box.box, 0, False)
+            )
             position += 1
-        cards.append(DealerCardDealt(position, run.card_at(position), round_of_cards == hole))
+        cards.append(DealerCardDealt(position, card_at(position), round_of_cards == hole))
         position += 1
     run.emit_deal(cards)  # one fold for the whole deal (the same state as card by card)
     _after_deal(run)
@@ -63,20 +66,23 @@ def up_card(run: Run) -> str:
 
 def _after_deal(run: Run) -> None:
     s = run.state
+    rules = s.rules
     if (
-        s.rules.insurance != INSURANCE_NONE
-        and CARD_POINTS[up_card(run)] == 1
+        rules.insurance != INSURANCE_NONE
+        and CARD_POINTS[s.dealer.cards[1 - rules.hole_card_index]] == 1  # up_card, inlined
         and any(insurance_offer(s, b) != INS_NONE for b in s.boxes)
     ):
-        run.emit(InsuranceOffered(run.now_ms + s.rules.insurance_timeout_ms))
+        run.emit(InsuranceOffered(run.now_ms + rules.insurance_timeout_ms))
         return
     _after_insurance(run)
 
 
 def _after_insurance(run: Run) -> None:
     s = run.state
-    if CARD_POINTS[up_card(run)] in s.rules.peek_up_points:
-        blackjack = s.dealer.is_blackjack
+    dealer = s.dealer
+    if CARD_POINTS[dealer.cards[1 - s.rules.hole_card_index]] in s.rules.peek_up_points:
+        # Two cards, never split: a blackjack is an ace and a ten (Hand.is_blackjack, inlined)
+        blackjack = dealer.hard == 11 and dealer.has_ace
         run.emit(DealerPeeked(blackjack))
         if blackjack:
             _reveal_hole(run)
@@ -119,27 +125,32 @@ def _dealer_plays(run: Run) -> None:
         dealer = run.state.dealer
         hard, has_ace = dealer.hard, dealer.has_ace
         position = run.state.next_position
-        cards: list[PlayerCardDealt | DealerCardDealt] = []
+        card_at = None  # asked of the run only when a card is needed (no shoe: shoe_required)
+        drawn: list[DealerCardDealt] = []
         while True:
             soft = has_ace and hard <= 11
             total = hard + 10 if soft else hard
             if total > 17 or (total == 17 and not (rules.dealer_hits_soft_17 and soft)):
                 break
-            card = run.card_at(position)
-            cards.append(DealerCardDealt(position, card, False))
+            if card_at is None:
+                card_at = run.card_source()
+            card = card_at(position)
+            drawn.append(DealerCardDealt(position, card, False))
             position += 1
             points = CARD_POINTS[card]
             hard += points
             has_ace = has_ace or points == 1
-        if cards:
-            run.emit_cards(cards)
+        if drawn:
+            run.emit_dealer_draw(drawn)
     settle(run)
 
 
 def settle(run: Run) -> None:
     """Emit RoundSettled: every hand against the dealer's hand as it stands."""
     hands, insurance = banked_results(run.state)
-    run.emit(RoundSettled(hands, insurance, 0, run.state.dealer.total, run.now_ms))
+    dealer = run.state.dealer
+    total = dealer.hard + 10 if dealer.has_ace and dealer.hard <= 11 else dealer.hard
+    run.emit(RoundSettled(hands, insurance, 0, total, run.now_ms))
 
 
 _settle = settle  # the old private name, still used by fairness/replay.py until it moves

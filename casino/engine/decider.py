@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from functools import lru_cache
+from typing import Any, Final
 
 from casino.engine import banked, duel
 from casino.engine import errors as E
@@ -67,26 +69,28 @@ def step(
     state: RoundState | None, command: Command, now_ms: int, shoe: Shoe | None
 ) -> tuple[list[Event], RoundState]:
     """decide and fold in one go: (events, reduce(evolve, events, state))."""
-    if isinstance(command, OpenRound):
+    kind = type(command)  # commands are dispatched by exact type (no command is subclassed)
+    if kind is OpenRound:
         if state is not None:
             raise DomainError(E.ROUND_ALREADY_OPEN, "this round is already open")
-        return _open(command, now_ms, shoe)
+        return _open(command, now_ms, shoe)  # type: ignore[arg-type]
     if state is None:
         raise DomainError(E.ROUND_NOT_OPEN, "open the round first")
     run = Run(state, now_ms, shoe)
-    if isinstance(command, Timeout):
-        _expire(run)
-    elif isinstance(command, VoidRound):
-        _void(run, command)
-    elif isinstance(command, RevealSeed):
-        _reveal_seed(run, command)
+    round_command = _ROUND_COMMANDS.get(kind)  # valid whatever the phase
+    if round_command is not None:
+        round_command(run, command)
     else:
-        if state.finished:
+        if state.phase in _FINISHED:  # state.finished, inlined
             raise DomainError(E.ROUND_FINISHED, f"the round is {state.phase}")
-        if state.deadline_ms is not None and now_ms >= state.deadline_ms:
+        deadline = state.deadline_ms
+        if deadline is not None and now_ms >= deadline:
             raise DomainError(E.DEADLINE_PASSED, "a deadline passed: apply expire() first")
-        _play(run, command)
+        _play(run, command)  # type: ignore[arg-type]
     return run.events, run.state
+
+
+_FINISHED: Final = (SETTLED, VOIDED)
 
 
 def expire(state: RoundState | None, now_ms: int, shoe: Shoe | None) -> list[Event]:
@@ -133,35 +137,25 @@ def _expire(run: Run) -> None:
 
 def _play(run: Run, command: PlayerCommand) -> None:
     s = run.state
-    if isinstance(command, PlaceBet):
-        _place_bet(run, command)
+    kind = type(command)
+    if kind is PlaceBet:
+        _place_bet(run, command)  # type: ignore[arg-type]
         return
     seat = _seat(s, command.player_id)
-    is_duel = s.rules.kind == DUEL
-    if isinstance(command, Hit):
-        if is_duel:
+    if s.rules.kind == DUEL:
+        if kind is Hit:
             duel.hit(run, command.player_id)
-        else:
-            banked.hit(run, command, seat.safety_net and s.rules.safety_net_available)
-    elif isinstance(command, Stand):
-        if is_duel:
+        elif kind is Stand:
             duel.stand(run, command.player_id)
         else:
-            banked.stand(run, command)
-    elif is_duel:
-        raise DomainError(E.ACTION_NOT_ALLOWED, "duel allows hit and stand only")
-    elif isinstance(command, Double):
-        banked.double(run, command)
-    elif isinstance(command, Split):
-        banked.split(run, command)
-    elif isinstance(command, TakeInsurance):
-        banked.take_insurance(run, command.player_id, command.box, command.amount)
-    elif isinstance(command, DeclineInsurance):
-        banked.decline_insurance(run, command.player_id, command.box)
-    elif isinstance(command, TakeEvenMoney):
-        banked.take_even_money(run, command.player_id, command.box)
-    else:  # pragma: no cover - every command type is handled above
-        raise DomainError(E.ACTION_NOT_ALLOWED, f"unknown command {type(command).__name__}")
+            raise DomainError(E.ACTION_NOT_ALLOWED, "duel allows hit and stand only")
+    elif kind is Hit:
+        banked.hit(run, command, seat.safety_net and s.rules.safety_net_available)  # type: ignore[arg-type]
+    else:
+        action = _BANKED_ACTIONS.get(kind)
+        if action is None:  # pragma: no cover - every command type is handled
+            raise DomainError(E.ACTION_NOT_ALLOWED, f"unknown command {kind.__name__}")
+        action(run, command)
 
 
 def _seat(s: RoundState, player_id: str) -> Participant:
@@ -318,3 +312,19 @@ def _reveal_seed(run: Run, command: RevealSeed) -> None:
     if digest != s.opened.commitment:
         raise DomainError(E.SEED_MISMATCH, "the seed does not hash to the round's commitment")
     run.emit(ServerSeedRevealed(command.server_seed))
+
+
+# Dispatch by command type (cheaper than a chain of isinstance tests on every command).
+_ROUND_COMMANDS: Final[dict[type[Any], Callable[[Run, Any], None]]] = {
+    Timeout: lambda run, command: _expire(run),
+    VoidRound: _void,
+    RevealSeed: _reveal_seed,
+}
+_BANKED_ACTIONS: Final[dict[type[Any], Callable[[Run, Any], None]]] = {
+    Stand: banked.stand,
+    Double: banked.double,
+    Split: banked.split,
+    TakeInsurance: lambda run, c: banked.take_insurance(run, c.player_id, c.box, c.amount),
+    DeclineInsurance: lambda run, c: banked.decline_insurance(run, c.player_id, c.box),
+    TakeEvenMoney: lambda run, c: banked.take_even_money(run, c.player_id, c.box),
+}

@@ -26,11 +26,12 @@ from casino.engine.state import DUELING, OPEN, Box
 
 def deal(run: Run) -> None:
     """Two passes over the seats in order; the first card face up, the second hidden."""
+    card_at = run.card_source()
     position = run.state.next_position
     cards: list[PlayerCardDealt | DealerCardDealt] = []
     for round_of_cards in (0, 1):
         for box in run.state.boxes:
-            card = run.card_at(position)
+            card = card_at(position)
             cards.append(
                 PlayerCardDealt(position, card, box.player_id, box.box, 0, round_of_cards == 1)
             )

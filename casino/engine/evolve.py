@@ -239,15 +239,19 @@ def fold_cards(s: RoundState, events: list[PlayerCardDealt | DealerCardDealt]) -
 
 
 def fold_deal(s: RoundState, events: list[PlayerCardDealt | DealerCardDealt]) -> RoundState:
-    """fold_cards for the initial deal: two passes over the boxes in order (each pass ending
-    with the dealer on banked tables), before any other card. Every box then holds one
-    two-card hand, built directly instead of card by card. Anything else (a card out of
-    place) goes through fold_cards, which refuses it exactly as the one-by-one fold does."""
+    """fold_cards for the decider's own initial deal: two passes over the boxes in order
+    (each pass ending with the dealer on banked tables), as the first cards of the round.
+    Every box then holds one two-card hand, built directly instead of card by card.
+
+    Only `Run.emit_deal` calls it, with the events `banked.deal` / `duel.deal` just built, so
+    their order is not checked again here (replay folds stored cards one by one through
+    `evolve`, which checks each). tests/engine/test_equivalence.py proves the states equal.
+    """
     boxes = s.boxes
     n = len(boxes)
     width = n + 1 if len(events) == 2 * n + 2 else n  # cards per pass: with the dealer or not
-    if s.next_position != 0 or len(events) != 2 * width or not _is_deal(boxes, events, width):
-        return fold_cards(s, events)
+    if s.next_position != 0 or len(events) != 2 * width:
+        return fold_cards(s, events)  # not a first deal: the general fold
     dealt = tuple(
         tuple.__new__(
             Box,
@@ -259,26 +263,39 @@ def fold_deal(s: RoundState, events: list[PlayerCardDealt | DealerCardDealt]) ->
     return _set_cards(s, dealt, dealer, 2 * width, s.turn, s.deadline_ms)
 
 
-def _is_deal(
-    boxes: tuple[Box, ...], events: list[PlayerCardDealt | DealerCardDealt], width: int
-) -> bool:
-    """Card k at shoe position k, to boxes[k % width] (hand 0) or, last in a pass, the dealer."""
-    n = len(boxes)
-    for k, e in enumerate(events):
-        if e.position != k:
-            return False
-        i = k % width
-        if i == n:
-            if type(e) is not DealerCardDealt:
-                return False
-        elif (
-            type(e) is not PlayerCardDealt
-            or e.hand != 0
-            or e.box != boxes[i].box
-            or e.player_id != boxes[i].player_id
-        ):
-            return False
-    return True
+def fold_dealer_draw(s: RoundState, events: list[DealerCardDealt]) -> RoundState:
+    """fold_cards for the dealer's draw (cards to the dealer only, in shoe order, after the
+    deal): the dealer's hand is built once with all of them."""
+    dealer = s.dealer
+    position = s.next_position
+    if not dealer.cards or events[0].position != position:
+        return fold_cards(s, list(events))
+    cards = [e.card for e in events]
+    hard = dealer.hard
+    has_ace = dealer.has_ace
+    for card in cards:
+        points = CARD_POINTS[card]
+        hard += points
+        has_ace = has_ace or points == 1
+    total = hard + 10 if has_ace and hard <= 11 else hard
+    # As _add_card on a hand of two or more cards: bust over 21, stood at 21, else unchanged
+    # (the dealer's hand is never split or doubled).
+    status = BUST if total > 21 else STOOD if total == 21 else dealer.status
+    hand = tuple.__new__(
+        Hand,
+        (
+            (*dealer.cards, *cards),
+            (*dealer.positions, *range(position, position + len(cards))),
+            dealer.stake,
+            hard,
+            has_ace,
+            dealer.split,
+            dealer.split_aces,
+            dealer.doubled,
+            status,
+        ),
+    )
+    return _set_cards(s, s.boxes, hand, position + len(cards), s.turn, s.deadline_ms)
 
 
 def _two_cards(

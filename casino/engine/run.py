@@ -3,9 +3,11 @@ the same command see the state the events so far describe (and `step` returns it
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from casino.engine.errors import SHOE_REQUIRED, DomainError
 from casino.engine.events import DealerCardDealt, Event, PlayerCardDealt
-from casino.engine.evolve import HANDLERS, fold_cards, fold_deal
+from casino.engine.evolve import HANDLERS, fold_cards, fold_deal, fold_dealer_draw
 from casino.engine.shoe import Shoe
 from casino.engine.state import RoundState
 
@@ -35,12 +37,18 @@ class Run:
         self.events.extend(events)
         self.state = fold_deal(self.state, events)
 
-    def card_at(self, position: int) -> str:
-        """The shoe's card at `position` (for callers that build a batch of card events)."""
+    def emit_dealer_draw(self, events: list[DealerCardDealt]) -> None:
+        """emit_cards for the dealer's draw (`evolve.fold_dealer_draw`)."""
+        self.events.extend(events)
+        self.state = fold_dealer_draw(self.state, events)
+
+    def card_source(self) -> Callable[[int], str]:
+        """The shoe's `card_at`, for callers that build a batch of card events (one call per
+        card instead of two), or shoe_required when the command came without a shoe."""
         shoe = self.shoe
         if shoe is None:
             raise DomainError(SHOE_REQUIRED, "this command deals cards: pass the round's shoe")
-        return shoe.card_at(position)
+        return shoe.card_at
 
     def _card(self) -> tuple[int, str]:
         shoe = self.shoe

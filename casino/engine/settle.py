@@ -21,17 +21,21 @@ def banked_results(
     """Every hand against the dealer's final hand, and every insurance bet."""
     rules = state.rules
     dealer = state.dealer
-    dealer_total = dealer.total
-    dealer_bj = dealer.is_blackjack
+    # Hand.total and .is_blackjack inlined: this runs for every round the simulator plays.
+    hard, has_ace = dealer.hard, dealer.has_ace
+    dealer_total = hard + 10 if has_ace and hard <= 11 else hard
+    dealer_bj = len(dealer.cards) == 2 and not dealer.split and has_ace and hard == 11
     hands: list[HandResult] = []
     insurance: list[InsuranceResult] = []
     for box in state.boxes:
         for index, hand in enumerate(box.hands):
+            hard = hand.hard
+            total = hard + 10 if hand.has_ace and hard <= 11 else hard
             outcome, gross = _hand_outcome(
-                rules, hand.status, hand.total, hand.stake, dealer_total, dealer_bj
+                rules, hand.status, total, hand.stake, dealer_total, dealer_bj
             )
             hands.append(
-                HandResult(box.player_id, box.box, index, outcome, hand.stake, gross, hand.total)
+                HandResult(box.player_id, box.box, index, outcome, hand.stake, gross, total)
             )
         if box.insurance:
             gross = _pays(box.insurance, rules.insurance_pays) if dealer_bj else 0

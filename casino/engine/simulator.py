@@ -326,7 +326,9 @@ def _count(tally: dict[str, int], state: RoundState, settled: RoundSettled, duel
     for box in state.boxes:
         hands = box.hands
         initial += box.bet
-        naturals += hands[0].is_blackjack  # player naturals (duel included)
+        first = hands[0]
+        if first.hard == 11 and first.has_ace and len(first.cards) == 2 and not first.split:
+            naturals += 1  # a player natural (Hand.is_blackjack inlined; duel included)
         if len(hands) > 1:
             splits += len(hands) - 1
             for hand in hands:

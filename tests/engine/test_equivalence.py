@@ -77,7 +77,9 @@ def test_random_commands_give_the_reference_events_states_and_errors(script: Any
     for which, pick, dt in moves:
         now += dt
         commands = _candidates(state, players, pick)
-        result = _both(state, commands[which % len(commands)], now, shoe)
+        command = commands[which % len(commands)]
+        _both(state, command, now, None)  # without the shoe: the same events or error too
+        result = _both(state, command, now, shoe)
         if isinstance(result, str):
             continue
         events += result[0]
