@@ -84,7 +84,9 @@ DEFAULT_STEPS = 300
 class SimFailure(AssertionError):
     """An invariant broke: names the seed, the step and what broke."""
 
-    def __init__(self, seed: int, step: int, problems: list[str], steps: int) -> None:
+    def __init__(
+        self, seed: int, step: int, problems: list[str], steps: int, flags: str = ""
+    ) -> None:
         self.seed, self.step, self.problems = seed, step, problems
         self.trace: list[str] = []
         shown = problems[:20] + (
@@ -93,7 +95,7 @@ class SimFailure(AssertionError):
         super().__init__(
             f"VOPR seed {seed} failed at step {step}:\n  "
             + "\n  ".join(shown)
-            + f"\nreplay: python -m sim --seed {seed} --steps {steps}"
+            + f"\nreplay: python -m sim --seed {seed} --steps {steps}{flags}"
         )
 
 
@@ -163,6 +165,7 @@ class Sim:
     ) -> None:
         self.seed = seed
         self.late_voids = late_voids
+        self.flags = " --late-voids" if late_voids else ""
         self.steps = steps
         self.rng = random.Random(seed)
         self.clock = Clock()
@@ -219,7 +222,7 @@ class Sim:
                 problems += await self._ws_step()
                 problems += await sync_to_async(self._check)()
                 if problems:
-                    raise SimFailure(self.seed, i, problems, self.steps)
+                    raise SimFailure(self.seed, i, problems, self.steps, self.flags)
             self.step_no = self.steps + 1
             problems = await sync_to_async(self._drain)()
             for client in self.clients:
@@ -228,7 +231,7 @@ class Sim:
             problems += self._take_problems()
             problems += await sync_to_async(self._final_checks)()
             if problems:
-                raise SimFailure(self.seed, self.step_no, problems, self.steps)
+                raise SimFailure(self.seed, self.step_no, problems, self.steps, self.flags)
         finally:
             for client in self.clients:
                 if client.comm is not None:
