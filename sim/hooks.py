@@ -143,13 +143,13 @@ class FaultHooks:
 
     def wrap_execute(self, original: Callable[..., Any]) -> Callable[..., Any]:
         """The round service's transaction, whose COMMIT fails once when armed."""
-        from django.db import OperationalError, connection
+        from django.db import DEFAULT_DB_ALIAS, OperationalError, connections
 
         def hooked(*args: Any, **kwargs: Any) -> Any:
             if not self.commit_error:
                 return original(*args, **kwargs)
             self.commit_error = False
-            wrapper: Any = connection  # this thread's DatabaseWrapper
+            wrapper: Any = connections[DEFAULT_DB_ALIAS]  # this thread's, not the proxy
             real_commit = wrapper._commit
 
             def failing_commit() -> None:
