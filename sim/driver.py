@@ -378,6 +378,9 @@ class Sim:
             f"{player.index} {'http' if via_http else 'svc'} {intent.label} {intent.body} "
             f"-> {outcome.status} {outcome.code or ''} {outcome.error}"
         )
+        if intent.label == "personal" and outcome.status == 200 and isinstance(outcome.body, dict):
+            made = Table.objects.get(pk=outcome.body["id"])  # the HTTP path made it
+            self.personal[(player.index, made.ruleset)] = made
         fired = list(self.hooks.fired)
         if fired:
             kind = "commit_error" if "commit_error" in fired else "malfunction"
