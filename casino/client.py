@@ -41,6 +41,7 @@ THROTTLE_RETRIES = 5
 RECONNECT_FIRST_S = 0.25  # a dropped WebSocket is retried after this, doubling up to
 RECONNECT_MAX_S = 5.0
 RESUME_ROUNDS = 50  # the server resumes at most this many rounds per request
+FINISHED_PHASES = ("settled", "voided")
 
 
 class ClientError(Exception):
@@ -112,7 +113,10 @@ class Feed:
     restart, network) the first `hello` is answered with `{"type": "resume", "rounds":
     {round_id: last version seen}}`, and the server sends every version missed since, from
     the event store. A message for versions already seen is dropped, so `handle` sees each
-    version once. A refused handshake (403: no such table, not yours) is final.
+    version once. The server fills a gap in a round when that round's next message comes; a
+    round whose last messages were lost gets none, so when a new round appears while an older
+    one was last seen unfinished, the feed asks for that one again (resume). A refused
+    handshake (403: no such table, not yours) is final.
     """
 
     url: str
@@ -121,19 +125,28 @@ class Feed:
     received: list[tuple[str, int, int]] = field(default_factory=list)  # (round, from, to)
     drops: int = 0
     connected: asyncio.Event = field(default_factory=asyncio.Event)
+    unfinished: set[str] = field(default_factory=set)  # rounds last seen in play
 
-    def resume_request(self) -> dict[str, Any]:
-        recent = list(self.seen.items())[-RESUME_ROUNDS:]
+    def resume_request(self, rounds: Any = None) -> dict[str, Any]:
+        wanted = self.seen if rounds is None else {r: self.seen[r] for r in rounds}
+        recent = list(wanted.items())[-RESUME_ROUNDS:]
         return {"type": "resume", "rounds": dict(recent)}
 
-    def _new(self, message: dict[str, Any]) -> bool:
+    def _new(self, message: dict[str, Any]) -> tuple[bool, list[str]]:
+        """(is it new, older rounds to ask for again because this one is a new round)."""
         round_id, first, last = message["round_id"], message["from_version"], message["version"]
+        fresh = round_id not in self.seen
         known = self.seen.pop(round_id, 0)
         self.seen[round_id] = max(known, last)  # most recently active round last
         if last <= known:
-            return False
+            return False, []
         self.received.append((round_id, first, last))
-        return True
+        stale = sorted(self.unfinished - {round_id}) if fresh else []
+        if message.get("view", {}).get("phase") in FINISHED_PHASES:
+            self.unfinished.discard(round_id)
+        else:
+            self.unfinished.add(round_id)
+        return True, stale
 
     async def run(self, handle: Callable[[dict[str, Any]], bool | None]) -> None:
         """Read until cancelled or `handle` returns True, reconnecting with backoff."""
@@ -149,10 +162,15 @@ class Feed:
                             if self.seen:  # a reconnect: ask for everything missed
                                 await ws.send(json.dumps(self.resume_request()))
                             self.connected.set()
-                        if kind == "round" and not self._new(message):
-                            continue
+                        stale: list[str] = []
+                        if kind == "round":
+                            new, stale = self._new(message)
+                            if not new:
+                                continue
                         if handle(message):
                             return
+                        if stale:  # their last messages may have been lost: ask again
+                            await ws.send(json.dumps(self.resume_request(stale)))
             except InvalidStatus as exc:
                 if exc.response.status_code in (403, 404):
                     raise ClientError(f"the table's WebSocket refused us: {exc}") from exc

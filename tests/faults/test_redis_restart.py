@@ -9,7 +9,10 @@ until Redis is back. The client retries with backoff and, on the next `hello`, s
 While Redis is down, another writer (this test process, through the round service, like a
 second server or a worker would) finishes the open round and deals the next one, so events
 are committed that no socket could carry. After the restart the client must receive every
-version of every round, checked against the event store; then play goes on over HTTP.
+version of every round, checked against the event store; then play goes on over HTTP. One
+more lost push after the restart (the round ends through this process again) is recovered by
+the client when the next round's first message arrives (it asks for the round it last saw in
+play).
 """
 
 from __future__ import annotations
@@ -101,13 +104,10 @@ def test_a_redis_restart_drops_the_sockets_and_the_client_resumes_every_version(
         resumed = [(r, f, t) for r, f, t in feed.received if r == r1 and f > live_r1]
         assert resumed == [(r1, v, v) for v in range(live_r1 + 1, max(stored_versions(r1)) + 1)]
 
-        # Play goes on over HTTP after the restart, pushed live again.
-        state = client.state(r2)
-        if state["status"] == "open" and state["view"]["phase"] == "playing":
-            stood = client.post(f"/api/rounds/{r2}/stand/", key="stand-2")
-            assert stood.status_code == 200, stood.text
-        if client.state(r2)["status"] == "open":
-            finish_by_its_timers(r2)
+        # A publish lost after the restart: this process's writes reach no socket of the
+        # server, so r2 ends unseen. The next round's first message (live, over HTTP) makes
+        # the client ask for r2 again, since it last saw r2 in play.
+        finish_by_its_timers(r2)
         third = client.post(f"/api/tables/{table}/deal/", {"bets": ["1"]}, key="deal-3")
         assert third.status_code == 200, third.text
         r3 = third.json()["round_id"]
