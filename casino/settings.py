@@ -201,12 +201,15 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = True
 
 REST_FRAMEWORK = {
+    # Token first: a missing or wrong credential is a 401 (with WWW-Authenticate), as in the
+    # game views; with session auth first DRF would turn it into a 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "casino.schema.AutoSchema",
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "casino.api.negotiation.ContentNegotiation",
     "EXCEPTION_HANDLER": "casino.errors.exception_handler",
     "DEFAULT_THROTTLE_CLASSES": ["casino.throttles.ScopedThrottle"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",

@@ -1,10 +1,23 @@
 """URL routes. Each app contributes its own `urls.py`; the project wires them here."""
 
 from django.contrib import admin
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.urls import include, path
+from django.views.defaults import page_not_found
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from casino.errors import error_body
 from casino.health import healthz
+
+
+def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """An unknown /api/ URL (e.g. a negative table id) answers in the one JSON error shape."""
+    if request.path.startswith("/api/"):
+        return JsonResponse(error_body("not_found", "No such resource."), status=404)
+    return page_not_found(request, exception or Http404())
+
+
+handler404 = not_found
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),

@@ -10,7 +10,12 @@ import json
 import re
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_serializer,
+)
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.request import Request
@@ -18,6 +23,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from casino.errors import ApplicationError
+from casino.schema import ApiError
 from fairness import selectors, services
 
 ID_RE = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
@@ -115,7 +121,11 @@ class CommitmentApi(APIView):
     @extend_schema(
         operation_id="fairness_commitment",
         parameters=[OpenApiParameter("table", str, required=True)],
-        responses=OutputSerializer,
+        responses={
+            200: OutputSerializer,
+            404: OpenApiResponse(ApiError, description="no_chain: the table has no seed chain"),
+            409: OpenApiResponse(ApiError, description="round_in_progress: published when it ends"),
+        },
     )
     def get(self, request: Request) -> Response:
         table_id = _identifier(request.query_params.get("table"), field="table")

@@ -12,18 +12,20 @@ from django.contrib.auth import get_user_model
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
+    OpenApiResponse,
     extend_schema,
     extend_schema_field,
     extend_schema_serializer,
 )
 from rest_framework import serializers
 from rest_framework.pagination import LimitOffsetPagination
-from rest_framework.permissions import IsAdminUser, IsAuthenticated
+from rest_framework.permissions import BasePermission, IsAdminUser, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from casino.errors import ApplicationError
+from casino.schema import ApiError, paginated
 from ledger import selectors, services
 from ledger.idempotency import idempotent_request
 from ledger.models import JournalEntry, WithdrawalRequest
@@ -93,6 +95,23 @@ class WithdrawalOut(serializers.Serializer[Any]):
     resolution_entry_id = serializers.IntegerField(allow_null=True)
 
 
+def staff_permission(perm: str) -> type[BasePermission]:
+    """Staff who hold `perm`: a staff role's permission (casino/dashboard/roles.py), or any
+    superuser. Plain `IsAdminUser` let every role (even the read-only auditor) move money."""
+
+    class HasStaffPermission(BasePermission):
+        def has_permission(self, request: Request, view: Any) -> bool:
+            user = request.user
+            return bool(user and user.is_authenticated and user.is_staff and user.has_perm(perm))
+
+    return HasStaffPermission
+
+
+# No role holds it: minting money is for superusers only.
+DEPOSIT_PERMISSION = "ledger.add_journalentry"
+RESOLVE_WITHDRAWAL_PERMISSION = "dashboard.resolve_withdrawal"  # managers
+
+
 def _user_id(request: Request) -> int:
     pk = request.user.pk
     assert pk is not None  # the views require an authenticated user
@@ -144,7 +163,7 @@ class WalletEntryListApi(APIView):
         default_limit = 50
         max_limit = 200
 
-    @extend_schema(operation_id="wallet_entries", responses=EntryOut(many=True))
+    @extend_schema(operation_id="wallet_entries", responses=paginated(EntryOut, "PaginatedEntries"))
     def get(self, request: Request) -> Response:
         paginator = self.Pagination()
         page = paginator.paginate_queryset(
@@ -221,7 +240,7 @@ class FaucetApi(APIView):
 
 class StaffDepositApi(APIView):
     throttle_scope = "money"  # settings.THROTTLE_RATES
-    permission_classes = [IsAdminUser]
+    permission_classes = [staff_permission(DEPOSIT_PERMISSION)]
 
     class InputSerializer(serializers.Serializer[Any]):
         user_id = serializers.IntegerField(min_value=1)
@@ -232,7 +251,10 @@ class StaffDepositApi(APIView):
         description="Staff credit a player's wallet (off-chain; no blockchain integration).",
         parameters=[IDEMPOTENCY_HEADER],
         request=InputSerializer,
-        responses={201: EntryOut},
+        responses={
+            201: EntryOut,
+            404: OpenApiResponse(ApiError, description="user_not_found: no such user"),
+        },
     )
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
@@ -262,7 +284,7 @@ class StaffDepositApi(APIView):
 
 class _StaffWithdrawalResolveApi(APIView):
     throttle_scope = "money"  # settings.THROTTLE_RATES
-    permission_classes = [IsAdminUser]
+    permission_classes = [staff_permission(RESOLVE_WITHDRAWAL_PERMISSION)]
     operation = ""
 
     def resolve(self, *, withdrawal_id: int, staff: Any, key: str) -> WithdrawalRequest:
@@ -325,7 +347,7 @@ class StaffWithdrawalListApi(APIView):
         parameters=[
             OpenApiParameter("status", OpenApiTypes.STR, enum=["pending", "completed", "cancelled"])
         ],
-        responses=WithdrawalOut(many=True),
+        responses=paginated(WithdrawalOut, "PaginatedWithdrawals"),
     )
     def get(self, request: Request) -> Response:
         paginator = LimitOffsetPagination()
@@ -346,7 +368,10 @@ class StaffReceivableListApi(APIView):
         def get_owed(self, row: Any) -> str:
             return format_amount(-row.balance)
 
-    @extend_schema(operation_id="staff_receivable_list", responses=OutputSerializer(many=True))
+    @extend_schema(
+        operation_id="staff_receivable_list",
+        responses=paginated(OutputSerializer, "PaginatedReceivables"),
+    )
     def get(self, request: Request) -> Response:
         paginator = LimitOffsetPagination()
         page = paginator.paginate_queryset(selectors.receivable_list(), request, view=self)

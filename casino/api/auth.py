@@ -6,7 +6,7 @@ from typing import Any
 
 from django.contrib.auth import authenticate, login, logout
 from django.middleware.csrf import get_token
-from drf_spectacular.utils import extend_schema, extend_schema_serializer
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.authtoken.models import Token
 from rest_framework.permissions import AllowAny
@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 
 from casino.api.common import GameApi
 from casino.errors import ApplicationError
+from casino.schema import ApiError
 
 
 @extend_schema_serializer(component_name="Me")
@@ -44,7 +45,13 @@ class LoginApi(APIView):
         csrf_token = serializers.CharField(help_text="send as X-CSRFToken with session auth")
 
     @extend_schema(
-        operation_id="auth_login", request=InputSerializer, responses=OutputSerializer, auth=[]
+        operation_id="auth_login",
+        request=InputSerializer,
+        responses={
+            200: OutputSerializer,
+            401: OpenApiResponse(ApiError, description="Wrong username or password."),
+        },
+        auth=[],
     )
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)

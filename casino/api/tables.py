@@ -6,7 +6,6 @@ from typing import Any
 
 from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
-from rest_framework.permissions import IsAdminUser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -17,7 +16,7 @@ from casino.engine.rules import RULESETS
 from casino.engine.views import Viewer, view
 from casino.errors import ApplicationError
 from casino.models import Table
-from ledger.apis import AmountField, AmountOutField
+from ledger.apis import AmountField, AmountOutField, staff_permission
 
 
 @extend_schema_serializer(component_name="Seat")
@@ -92,7 +91,7 @@ class TableDetailApi(GameApi):
 class TableCreateApi(GameApi):
     """Staff: a table with a rule set, limits (or a fixed duel stake), seats and chip unit."""
 
-    permission_classes = [IsAdminUser]
+    permission_classes = [staff_permission("casino.add_table")]  # managers (and superusers)
 
     @extend_schema_serializer(component_name="TableCreateInput")
     class InputSerializer(serializers.Serializer[Any]):
@@ -179,6 +178,12 @@ class TableLeaveApi(GameApi):
     )
     def post(self, request: Request, table_id: int) -> Response:
         table = table_get(table_id)
+        if table.owner_id not in (None, request.user.pk):  # as sitting there: not yours
+            raise ApplicationError(
+                "This is another player's personal table.",
+                code="permission_denied",
+                status_code=403,
+            )
 
         def perform() -> tuple[int, dict[str, Any]]:
             tables.seat_leave(table=table, user=request_user(request))

@@ -40,8 +40,8 @@ def test_keys_list_the_current_key_and_keep_old_ones(client: APIClient) -> None:
 
 
 def test_client_seed_needs_a_login(client: APIClient) -> None:
-    error(client.get("/api/fairness/client-seed"), 403, "not_authenticated")
-    error(client.put("/api/fairness/client-seed", {"client_seed": "a"}), 403, "not_authenticated")
+    error(client.get("/api/fairness/client-seed"), 401, "not_authenticated")
+    error(client.put("/api/fairness/client-seed", {"client_seed": "a"}), 401, "not_authenticated")
 
 
 def test_client_seed_get_and_put(client: APIClient) -> None:

@@ -18,7 +18,9 @@ _counter = itertools.count()
 def make_user(*, staff: bool = False):  # type: ignore[no-untyped-def]
     """A fresh user with a unique name."""
     name = f"u{next(_counter)}-{uuid.uuid4().hex[:8]}"
-    return get_user_model().objects.create_user(username=name, password=None, is_staff=staff)
+    return get_user_model().objects.create_user(
+        username=name, password=None, is_staff=staff, is_superuser=staff
+    )
 
 
 def fund(user, amount_micro: int) -> None:  # type: ignore[no-untyped-def]
