@@ -157,3 +157,28 @@ def test_a_409_from_the_round_frees_the_key(round_to_hit: tuple[Any, str]) -> No
     late = api.post(f"/api/rounds/{round_id}/hit/", key="late-hit")
     assert_error(late, 409, "round_finished")
     assert not IdempotencyRecord.objects.filter(key=f"{player.pk}:late-hit").exists()
+
+
+def test_a_request_dying_after_its_commit_is_never_run_again(
+    round_to_hit: tuple[Any, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    player, round_id = round_to_hit
+    command = services.round_command
+
+    def commit_then_die(**kwargs: Any) -> Any:
+        command(**kwargs)
+        raise Killed("the request's thread died after the commit")
+
+    monkeypatch.setattr(services, "round_command", commit_then_die)
+    url = f"/api/rounds/{round_id}/hit/"
+    thread, out = in_thread(lambda: Api(player).post(url, key="hit-after"))
+    thread.join(30)
+    assert isinstance(out.get("error"), Killed)
+    monkeypatch.setattr(services, "round_command", command)
+    assert hand_cards(Api(player), round_id) == ["5S", "6C", "2C"]  # the HIT committed
+    for _ in range(2):  # the retry is refused, from the stored answer, and draws nothing
+        retry = Api(player).post(url, key="hit-after")
+        assert_error(retry, 409, "idempotency_interrupted")
+        assert retry["Idempotent-Replayed"] == "true"
+    assert hand_cards(Api(player), round_id) == ["5S", "6C", "2C"]
+    assert_consistent([round_id])
