@@ -63,10 +63,13 @@ async def _measure(base: str, token: str, table: str, quick: bool) -> dict[str, 
             "table_ping_rtt_p99_ms": _pct(ping, 0.99),
         }
     )
-    fan = await _fanout(base, clients, sends, ORIGIN)
+    fanned: Any = await _fanout(base, clients, sends, ORIGIN)
+    # bench/api's _fanout returns the latencies, or (latencies, messages that never came)
+    fan, missing = fanned if isinstance(fanned, tuple) else (fanned, None)
     out.update(
         {
             "bare_fanout_messages": len(fan),
+            "bare_fanout_missing": missing,
             "bare_fanout_p50_ms": _pct(fan, 0.5),
             "bare_fanout_p99_ms": _pct(fan, 0.99),
         }
