@@ -156,8 +156,9 @@ class Services:
         )
 
     def stop_all(self) -> None:
+        # The test is over: nothing of theirs is still checked, so no graceful shutdown.
         for proc in reversed(self.procs):
-            stop(proc)
+            stop(proc, signal.SIGKILL)
 
 
 def test_database_url() -> str:
