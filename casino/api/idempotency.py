@@ -159,6 +159,8 @@ class _MarkApplied:
         self, execute: Callable[..., Any], sql: str, params: Any, many: bool, context: Any
     ) -> Any:
         blocks = connection.atomic_blocks
+        if sql.startswith("SAVEPOINT"):  # a nested block opens: mark inside it, next statement
+            return execute(sql, params, many, context)
         if len(blocks) > self.base and blocks[self.base] is not self.marked:
             self.marked = blocks[self.base]
             execute(self.sql, [APPLIED, self.scoped, PENDING], False, context)
