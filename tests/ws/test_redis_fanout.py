@@ -74,6 +74,15 @@ async def _play(ws: Any, me: str, round_no: int) -> tuple[str, int]:
     return round_id, int(state["version"])
 
 
+def _group_size(table: int) -> int:
+    """How many channels Redis holds in the table's group (channels-redis's sorted set)."""
+    import redis
+    from django.conf import settings
+
+    client = redis.Redis.from_url(str(settings.REDIS_URL))
+    return int(client.zcard(f"asgi:group:table.{table}"))
+
+
 async def _scenario(base: str, table: int, token: str, me: str) -> dict[str, Any]:
     ws_url = base.replace("http", "ws") + f"/ws/tables/{table}/"
     started = time.monotonic()
@@ -102,7 +111,8 @@ async def _scenario(base: str, table: int, token: str, me: str) -> dict[str, Any
                 codes = sorted({str(ws.close_code) for ws in spectators})
                 raise AssertionError(
                     f"{len(lagging)} spectators never got {round_id} v{version}: {lagging[:3]}"
-                    f"; spectator close codes {codes}"
+                    f"; spectator close codes {codes}; members of the table's group in Redis: "
+                    f"{_group_size(table)} (0: the group was wiped, e.g. a FLUSHDB of this db)"
                 )
             await asyncio.sleep(0.05)
 
