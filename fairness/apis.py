@@ -92,7 +92,14 @@ class ClientSeedApi(APIView):
         return Response(self.OutputSerializer({"client_seed": seed}).data)
 
     @extend_schema(
-        operation_id="fairness_client_seed_set", request=InputSerializer, responses=OutputSerializer
+        operation_id="fairness_client_seed_set",
+        request=InputSerializer,
+        responses={
+            200: OutputSerializer,
+            409: OpenApiResponse(
+                ApiError, description="round_in_progress: change it between rounds"
+            ),
+        },
     )
     def put(self, request: Request) -> Response:
         serializer = self.InputSerializer(data=request.data)
@@ -152,7 +159,13 @@ class RoundProofApi(APIView):
         public_key = serializers.CharField()
         bundle = serializers.DictField(help_text="one line of the JSON Lines bundle format")
 
-    @extend_schema(operation_id="fairness_round_proof", responses=OutputSerializer)
+    @extend_schema(
+        operation_id="fairness_round_proof",
+        responses={
+            200: OutputSerializer,
+            409: OpenApiResponse(ApiError, description="proof_not_ready: the round has not ended"),
+        },
+    )
     def get(self, request: Request, round_id: str) -> Response:
         proof = selectors.round_proof_get(round_id=_identifier(round_id, field="round_id"))
         bundle = json.loads(proof.bundle_line)

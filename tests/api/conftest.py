@@ -21,9 +21,7 @@ _keys = itertools.count()
 
 def make_player(*, staff: bool = False, funds: int = 1_000_000_000) -> Any:
     name = f"p{uuid.uuid4().hex[:10]}"
-    user = get_user_model().objects.create_user(
-        username=name, password=PASSWORD, is_staff=staff, is_superuser=staff
-    )
+    user = get_user_model().objects.create_user(username=name, password=PASSWORD, is_staff=staff)
     if funds:
         ledger_services.wallet_deposit(
             user=user, amount_micro=funds, idempotency_key=f"fund-{uuid.uuid4().hex}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import Group
 from rest_framework.test import APIClient
 
 from casino.models import Seat, Table
@@ -74,7 +75,9 @@ def test_tables_list_shows_shared_tables_and_only_my_personal_ones(api: Api) -> 
 
 
 def test_staff_create_table_with_limits_and_validation() -> None:
-    staff = Api(make_player(staff=True))
+    manager = make_player(staff=True)
+    manager.groups.add(Group.objects.get(name="manager"))  # casino.add_table
+    staff = Api(manager)
     body = {"name": "High", "ruleset": "duel_classic", "min_bet": "1", "max_bet": "100", "seats": 3}
     created = staff.post("/api/staff/tables/", body)
     assert created.status_code == 201, created.content
