@@ -186,3 +186,60 @@ def test_a_refused_command_changes_nothing(api: Api, stack: Stack) -> None:
 
     run(scenario)
     assert world() == before
+
+
+def test_commands_share_the_money_rate_limit_with_rest(
+    api: Api, stack: Stack, settings: Any
+) -> None:
+    stack(["5S", "TH", "6C", "9D"])
+    table = personal(api)
+    settings.THROTTLE_RATES = {**settings.THROTTLE_RATES, "money": "3/min"}
+    round_id = api.post(f"/api/tables/{table}/deal/", {"bets": ["1"]}).json()["round_id"]
+    before = world()  # the personal table and the deal above used 2 of the 3
+
+    async def scenario() -> None:
+        ws, _ = await connect(table, api.user)
+        split = await command(ws, "split", round_id=round_id)  # the 3rd: runs, and is refused
+        assert split["code"] == "action_not_allowed"
+        throttled = await command(ws, "stand", round_id=round_id)
+        assert (throttled["code"], throttled["status"]) == ("throttled", 429)
+        assert throttled["details"]["retry_after_s"] > 0
+        await ws.disconnect()
+
+    run(scenario)
+    assert world() == before
+    assert api.post(f"/api/rounds/{round_id}/stand/").status_code == 429  # one counter
+
+
+def test_a_malfunction_answers_internal_error_and_keeps_the_socket(
+    api: Api, stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from casino import services
+
+    stack(["5S", "TH", "6C", "9D"])
+    table = personal(api)
+    round_id = api.post(f"/api/tables/{table}/deal/", {"bets": ["1"]}).json()["round_id"]
+    before = world()
+
+    def broken(**kwargs: Any) -> Any:
+        raise RuntimeError("the database went away")
+
+    async def scenario() -> None:
+        ws, _ = await connect(table, api.user)
+        monkeypatch.setattr(services, "round_command", broken)
+        failed = await command(ws, "stand", id="s-1", round_id=round_id)
+        assert (failed["type"], failed["code"], failed["status"]) == (
+            "error",
+            "internal_error",
+            500,
+        )
+        assert failed["id"] == "s-1"
+        assert await sync_to_async(world)() == before  # the failed call wrote nothing
+        monkeypatch.undo()
+        done = await command(ws, "stand", id="s-1", round_id=round_id)  # the key was freed
+        assert done["type"] == "result" and done["replayed"] is False
+        assert done["round"]["status"] == "settled"
+        await ws.disconnect()
+
+    run(scenario)
+    assert world() != before
