@@ -102,11 +102,11 @@ def next_turn(run: Run) -> None:
     """Start the first hand still open (play order = box order, then hand order), or let
     the dealer play when none is left."""
     s = run.state
-    for box in s.boxes:
+    for i, box in enumerate(s.boxes):
         for index, hand in enumerate(box.hands):
             if hand.status == OPEN:
                 deadline = run.now_ms + s.rules.turn_timeout_ms
-                run.emit(TurnStarted(box.player_id, box.box, index, deadline))
+                run.emit_turn(TurnStarted(box.player_id, box.box, index, deadline), i)
                 return
     _dealer_plays(run)
 

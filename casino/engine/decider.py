@@ -209,6 +209,10 @@ def _table_problems(rules: RuleSet, participants: tuple[Participant, ...], o: Ro
     return "; ".join(problems)
 
 
+# rules.version_hash once per rule set (the property hashes the RuleSet for its cache lookup).
+_VERSION_HASHES: Final = {name: rules.version_hash for name, rules in RULESETS.items()}
+
+
 def _open(command: OpenRound, now_ms: int, shoe: Shoe | None) -> tuple[list[Event], RoundState]:
     rules = RULESETS.get(command.ruleset)
     if rules is None:
@@ -218,7 +222,7 @@ def _open(command: OpenRound, now_ms: int, shoe: Shoe | None) -> tuple[list[Even
         command.round_id,
         command.table_id,
         rules.name,
-        rules.version_hash,
+        _VERSION_HASHES[rules.name],
         command.chain_id,
         command.nonce,
         command.commitment,
@@ -230,8 +234,8 @@ def _open(command: OpenRound, now_ms: int, shoe: Shoe | None) -> tuple[list[Even
     run = Run(evolve(None, opened), now_ms, shoe)
     run.events.append(opened)
     if rules.kind == DUEL:  # 004: "all players betting the set limit", then the deal
-        for p in command.participants:
-            run.emit(BetPlaced(p.player_id, 0, command.options.stake))
+        stake = command.options.stake
+        run.emit_bets([BetPlaced(p.player_id, 0, stake) for p in command.participants])
         _close_and_deal(run)
     return run.events, run.state
 

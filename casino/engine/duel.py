@@ -76,8 +76,9 @@ def expire(run: Run) -> None:
 def finish_if_done(run: Run) -> None:
     """Once no hand is open: CardsRevealed (every hidden card), then RoundSettled."""
     boxes = run.state.boxes
-    if any(b.hands[0].status == OPEN for b in boxes):
-        return
+    for b in boxes:  # runs after every duel action: a plain loop, no generator
+        if b.hands[0].status == OPEN:
+            return
     hidden = sorted(
         (pos, b.player_id, card)
         for b in boxes
@@ -88,12 +89,15 @@ def finish_if_done(run: Run) -> None:
     hands = [b.hands[0] for b in s.boxes]
     stake = s.opened.options.stake
     bps = s.rules.fee_bps_for(len(hands))
-    gross, fee = duel_payouts([(h.total, h.is_blackjack) for h in hands], stake, bps)
+    totals = [h.total for h in hands]
+    gross, fee = duel_payouts(
+        [(t, h.is_blackjack) for t, h in zip(totals, hands, strict=True)], stake, bps
+    )
     shared = sum(1 for g in gross if g) > 1
     outcome = {True: "split" if shared else "win", False: "lose"}
     results = tuple(
-        HandResult(b.player_id, b.box, 0, outcome[g > 0], h.stake, g, h.total)
-        for b, h, g in zip(s.boxes, hands, gross, strict=True)
+        HandResult(b.player_id, b.box, 0, outcome[g > 0], h.stake, g, t)
+        for b, h, g, t in zip(s.boxes, hands, gross, totals, strict=True)
     )
     run.emit(RoundSettled(results, (), fee, 0, run.now_ms))
 

@@ -172,6 +172,28 @@ def _bet(s: RoundState, e: BetPlaced) -> RoundState:
     return _set_boxes(s, tuple(boxes))
 
 
+def fold_bets(s: RoundState, events: list[BetPlaced]) -> RoundState:
+    """reduce(_bet, events, s), sorting the boxes once: a duel opens with every seat's bet
+    at once. The boxes end in the same (seat, box) order as when sorted after each bet."""
+    new = [
+        tuple.__new__(
+            Box,
+            (
+                e.player_id,
+                e.box,
+                e.amount,
+                (tuple.__new__(Hand, ((), (), e.amount, 0, False, False, False, False, OPEN)),),
+                0,
+                INS_NONE,
+            ),
+        )
+        for e in events
+    ]
+    seat = {p.player_id: i for i, p in enumerate(s.opened.participants)}
+    boxes = sorted((*s.boxes, *new), key=lambda b: (seat[b.player_id], b.box))
+    return _set_boxes(s, tuple(boxes))
+
+
 def _closed(s: RoundState, e: BettingClosed) -> RoundState:
     phase = DUELING if s.rules.kind == DUEL else PLAYING
     return _set_closed(s, phase, e.client_material, None)
@@ -367,6 +389,11 @@ def _hole_revealed(s: RoundState, e: HoleCardRevealed) -> RoundState:
 def _turn(s: RoundState, e: TurnStarted) -> RoundState:
     i = _find_box(s, e.player_id, e.box)
     return _set_turn(s, PLAYING, i, e.hand, e.deadline_ms)
+
+
+def fold_turn(s: RoundState, e: TurnStarted, index: int) -> RoundState:
+    """_turn when the decider already knows the box's index in `s.boxes` (no search)."""
+    return _set_turn(s, PLAYING, index, e.hand, e.deadline_ms)
 
 
 def _stood(s: RoundState, e: PlayerStood) -> RoundState:

@@ -6,8 +6,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from casino.engine.errors import SHOE_REQUIRED, DomainError
-from casino.engine.events import DealerCardDealt, Event, PlayerCardDealt
-from casino.engine.evolve import HANDLERS, fold_cards, fold_deal, fold_dealer_draw
+from casino.engine.events import BetPlaced, DealerCardDealt, Event, PlayerCardDealt, TurnStarted
+from casino.engine.evolve import (
+    HANDLERS,
+    fold_bets,
+    fold_cards,
+    fold_deal,
+    fold_dealer_draw,
+    fold_turn,
+)
 from casino.engine.shoe import Shoe
 from casino.engine.state import RoundState
 
@@ -41,6 +48,16 @@ class Run:
         """emit_cards for the dealer's draw (`evolve.fold_dealer_draw`)."""
         self.events.extend(events)
         self.state = fold_dealer_draw(self.state, events)
+
+    def emit_bets(self, events: list[BetPlaced]) -> None:
+        """Record several BetPlaced and fold them at once (`evolve.fold_bets`)."""
+        self.events.extend(events)
+        self.state = fold_bets(self.state, events)
+
+    def emit_turn(self, event: TurnStarted, index: int) -> None:
+        """emit(TurnStarted) for the box at `index` of state.boxes (`evolve.fold_turn`)."""
+        self.events.append(event)
+        self.state = fold_turn(self.state, event, index)
 
     def card_source(self) -> Callable[[int], str]:
         """The shoe's `card_at`, for callers that build a batch of card events (one call per
