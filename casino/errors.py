@@ -14,6 +14,8 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from casino.unreachable import REDIS_UNREACHABLE
+
 
 class ApplicationError(Exception):
     """A business error with a stable code, mapped to one HTTP status."""
@@ -62,6 +64,12 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     """Map every error to the one JSON shape; unknown exceptions stay 500s (and are logged)."""
     if isinstance(exc, ApplicationError):
         return Response(error_body(exc.code, exc.message, exc.extra), status=exc.status_code)
+    if isinstance(exc, REDIS_UNREACHABLE):
+        return Response(
+            error_body("service_unavailable", "A backing service is restarting; retry shortly."),
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers={"Retry-After": "5"},
+        )
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):

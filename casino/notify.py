@@ -61,6 +61,9 @@ def on_commit(*, round_id: str, state: RoundState, events: Sequence[StoredEvent]
     def after() -> None:
         _publish(round_id, state, events)
         if deadline is not None:
-            _schedule_nudge(round_id, deadline)
+            try:
+                _schedule_nudge(round_id, deadline)
+            except Exception:  # the round has committed; beat's sweep applies the deadline
+                logger.exception("scheduling the nudge of round %s failed", round_id)
 
     transaction.on_commit(after)

@@ -3,16 +3,26 @@
 Views name a scope (`throttle_scope = "login"` or `"money"`); the rate comes from
 settings.THROTTLE_RATES at request time. Counters live in the default cache, which is Redis
 (shared by every server process) when REDIS_URL is set. Reads are never limited here.
+
+When that cache cannot be reached (Redis restarting), the limit fails open: the request goes on
+and a warning is logged. Refusing every login and every bet for the length of a Redis outage
+would turn a cache fault into a full outage; the money path's own guarantees (row locks,
+balances, idempotency) do not depend on the counters.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.conf import settings
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
+
+from casino.unreachable import REDIS_UNREACHABLE
+
+logger = logging.getLogger(__name__)
 
 
 class ScopedThrottle(SimpleRateThrottle):
@@ -29,7 +39,11 @@ class ScopedThrottle(SimpleRateThrottle):
         if not self.rate:
             return True
         self.num_requests, self.duration = self.parse_rate(self.rate)
-        return super().allow_request(request, view)
+        try:
+            return super().allow_request(request, view)
+        except REDIS_UNREACHABLE:
+            logger.warning("rate limit %s not applied: the cache is unreachable", self.scope)
+            return True
 
     def get_cache_key(self, request: Request, view: Any) -> str:
         user = request.user

@@ -1,0 +1,11 @@
+"""Errors meaning Redis (cache, channel layer, broker) cannot be reached right now.
+
+A passing outage, not a bug: the API answers 503 and rate limits fail open (see
+casino.errors and casino.throttles). Its own module so both can import it without a cycle.
+"""
+
+from __future__ import annotations
+
+import redis.exceptions
+
+REDIS_UNREACHABLE = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
