@@ -110,8 +110,25 @@ def celery_worker_process(transactional_db: None) -> Iterator[subprocess.Popen[b
 
 @pytest.fixture(autouse=True)
 def _fresh_cache() -> Iterator[None]:
-    """Each test starts with an empty cache: rate-limit counters never leak between tests."""
+    """Each test starts with an empty cache: rate-limit counters never leak between tests.
+
+    On Redis only the cache's own keys are deleted: `cache.clear()` is FLUSHDB, which would
+    also wipe the channel layer's groups and the broker's queues living in the same database
+    (a server or worker started by a test would silently stop receiving).
+    """
+    from django.conf import settings
     from django.core.cache import cache
 
-    cache.clear()
+    if settings.REDIS_URL:
+        import redis
+
+        client = redis.Redis.from_url(settings.REDIS_URL)
+        try:
+            keys = list(client.scan_iter(match=cache.make_key("*"), count=1000))
+            if keys:
+                client.delete(*keys)
+        finally:
+            client.close()
+    else:
+        cache.clear()
     yield
