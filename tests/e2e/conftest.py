@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,33 +27,43 @@ def manage(env: dict[str, str], *args: str) -> None:
 
 
 def served(env: dict[str, str]) -> Iterator[str]:
-    """Start `manage.py serve` with `env`; yield its URL once /healthz answers."""
+    """Start `manage.py serve` with `env`; yield its URL once /healthz answers.
+
+    The server's output goes to a temporary file, never to an unread pipe: a busy test
+    (hundreds of sockets, an access-log line each) would fill a pipe's 64 KiB and block it.
+    """
     port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "manage.py", "serve", "--port", str(port)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(proc.stdout.read().decode() if proc.stdout else "serve exited")
-            try:
-                if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("serve did not answer /healthz within 60 s")
-            time.sleep(0.2)  # readiness polling of a subprocess, not a test timing assumption
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=15)
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(
+            [sys.executable, "manage.py", "serve", "--port", str(port)],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+
+        def output() -> str:
+            log.seek(0)
+            return log.read().decode(errors="replace")
+
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"serve exited:\n{output()}")
+                try:
+                    if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"serve did not answer /healthz within 60 s:\n{output()}")
+                time.sleep(0.2)  # readiness polling of a subprocess, not a test timing assumption
+            yield url
+        finally:
+            proc.terminate()
+            proc.wait(timeout=15)
 
 
 def base_env(**extra: str) -> dict[str, str]:
