@@ -66,7 +66,11 @@ class AuditExportApi(APIView):
             OpenApiParameter("since", OpenApiTypes.DATE, required=True),
             OpenApiParameter("until", OpenApiTypes.DATE, required=True),
         ],
-        responses={200: OpenApiResponse(OpenApiTypes.STR, description="JSON Lines bundle")},
+        responses={
+            (200, "application/x-ndjson"): OpenApiResponse(
+                OpenApiTypes.STR, description="JSON Lines bundle"
+            )
+        },
     )
     def get(self, request: Request) -> StreamingHttpResponse:
         since = _day(request.query_params.get("since"), "since")
