@@ -73,7 +73,7 @@ FUNDS = 300 * USDC
 TOP_UP_BELOW = 40 * USDC
 BEAT_MS = 5_000  # Celery beat runs the sweeps every 5 s
 ORIGIN = (b"origin", b"http://testserver")
-WS_WAIT_S = 10.0  # real seconds a client may wait for a committed version (never reached)
+WS_WAIT_S = 30.0  # real seconds a client may wait for a committed version (ample)
 RESUME_ROUNDS = 50  # casino.consumers.RESUME_ROUNDS
 RESUME_SENT = RESUME_ROUNDS  # a resuming client names its most recent rounds
 # Statuses a player's request may get without a fault: success or a refusal (nothing changes).
