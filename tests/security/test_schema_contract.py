@@ -1,0 +1,58 @@
+"""What the OpenAPI schema promises every client, so that Schemathesis (and any generated
+client) sends an Idempotency-Key with every money-moving POST and knows every error shape."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+
+# POSTs that move no money and need no key: logging in and out.
+NO_KEY = {"auth_login", "auth_logout"}
+
+
+@pytest.fixture(scope="module")
+def schema(django_db_blocker: Any) -> dict[str, Any]:
+    with django_db_blocker.unblock():
+        response = Client().get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    return dict(response.json())
+
+
+def operations(schema: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    return [
+        (path, method, op)
+        for path, item in schema["paths"].items()
+        for method, op in item.items()
+        if method in ("get", "post", "put", "patch", "delete")
+    ]
+
+
+def test_every_post_but_login_and_logout_requires_an_idempotency_key(
+    schema: dict[str, Any],
+) -> None:
+    missing = [
+        f"POST {path}"
+        for path, method, op in operations(schema)
+        if method == "post"
+        and op["operationId"] not in NO_KEY
+        and not any(
+            p["in"] == "header" and p["name"] == "Idempotency-Key" and p.get("required")
+            for p in op.get("parameters", [])
+        )
+    ]
+    assert missing == []
+
+
+def test_every_error_answer_is_the_one_error_shape(schema: dict[str, Any]) -> None:
+    wrong = [
+        f"{method.upper()} {path} {status}"
+        for path, method, op in operations(schema)
+        for status, answer in op["responses"].items()
+        if int(status) >= 400
+        and answer["content"]["application/json"]["schema"]
+        != {"$ref": "#/components/schemas/ApiError"}
+    ]
+    assert wrong == []
+    authenticated = [op for _, _, op in operations(schema) if {} not in op.get("security", [{}])]
+    assert authenticated and all("401" in op["responses"] for op in authenticated)
