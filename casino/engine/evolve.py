@@ -86,6 +86,8 @@ _set_revealed = _setter("revealed", "deadline_ms")
 _set_turn = _setter("phase", "turn", "turn_hand", "deadline_ms")
 _set_stood = _setter("boxes", "turn", "deadline_ms")
 _set_settled = _setter("phase", "settlement", "turn", "deadline_ms")
+_set_offered = _setter("phase", "boxes", "deadline_ms")
+_set_timer = _setter("phase", "deadline_ms")
 _set_cards = _setter("boxes", "dealer", "next_position", "turn", "deadline_ms")
 
 
@@ -355,7 +357,7 @@ def _find_box_in(boxes: list[Box], player_id: str, box: int) -> int:
 
 def _insurance_offered(s: RoundState, e: InsuranceOffered) -> RoundState:
     boxes = tuple(b._replace(insurance_status=insurance_offer(s, b)) for b in s.boxes)
-    return s._replace(phase=INSURANCE, boxes=boxes, deadline_ms=e.deadline_ms)
+    return _set_offered(s, INSURANCE, boxes, e.deadline_ms)
 
 
 def _insurance_taken(s: RoundState, e: InsuranceTaken) -> RoundState:
@@ -366,8 +368,8 @@ def _insurance_taken(s: RoundState, e: InsuranceTaken) -> RoundState:
 
 def _insurance_declined(s: RoundState, e: InsuranceDeclined) -> RoundState:
     i = _find_box(s, e.player_id, e.box)
-    box = s.boxes[i]._replace(insurance_status=INS_DECLINED)
-    return s._replace(boxes=_replace_box(s.boxes, i, box))
+    box = tuple.__new__(Box, (*s.boxes[i][:5], INS_DECLINED))  # insurance_status is last
+    return _set_boxes(s, _replace_box(s.boxes, i, box))
 
 
 def _even_money(s: RoundState, e: EvenMoneyTaken) -> RoundState:
@@ -412,7 +414,7 @@ def _doubled(s: RoundState, e: HandDoubled) -> RoundState:
     box = s.boxes[i]
     hand = box.hands[e.hand]
     hand = hand._replace(stake=hand.stake + e.amount, doubled=True)
-    return s._replace(boxes=_replace_box(s.boxes, i, _replace_hand(box, e.hand, hand)))
+    return _set_boxes(s, _replace_box(s.boxes, i, _replace_hand(box, e.hand, hand)))
 
 
 def _split(s: RoundState, e: HandSplit) -> RoundState:
@@ -430,7 +432,7 @@ def _split(s: RoundState, e: HandSplit) -> RoundState:
 
 
 def _timer(s: RoundState, e: DuelTimerStarted) -> RoundState:
-    return s._replace(phase=DUELING, deadline_ms=e.deadline_ms)
+    return _set_timer(s, DUELING, e.deadline_ms)
 
 
 def _revealed(s: RoundState, e: CardsRevealed) -> RoundState:
