@@ -62,6 +62,7 @@ def run(quick: bool) -> dict[str, Any]:
         "ws_messages": summary["ws_messages"],
         "faults": summary["faults"],
         "faults_total": sum(summary["faults"].values()),
+        "recovered_by_resume": summary.get("anomalies", {}),
         "failures": len(summary["failures"]),
         "failed_seeds": [
             f"python -m sim --seed {f['seed']} --steps {STEPS if not quick else QUICK_STEPS}"

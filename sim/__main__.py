@@ -57,6 +57,7 @@ def run_seeds(
         "http_requests": 0,
         "ws_messages": 0,
         "faults": Counter(),
+        "anomalies": Counter(),
         "failures": [],
     }
     for seed in seeds:
@@ -82,6 +83,7 @@ def run_seeds(
         summary["http_requests"] += report.http_requests
         summary["ws_messages"] += report.ws_messages
         summary["faults"].update(report.faults)
+        summary["anomalies"].update(report.anomalies)
         if out is None:
             continue
         if as_json:
@@ -93,6 +95,7 @@ def run_seeds(
                 "http": report.http_requests,
                 "ws_messages": report.ws_messages,
                 "faults": dict(sorted(report.faults.items())),
+                "anomalies": dict(sorted(report.anomalies.items())),
                 "cpu_s": report.cpu_s,
             }
             print(json.dumps(line), file=out, flush=True)
@@ -102,11 +105,14 @@ def run_seeds(
                 f"seed {seed}: ok, {report.rounds} rounds "
                 f"({', '.join(f'{k} {v}' for k, v in sorted(report.rulesets.items()))}), "
                 f"{report.http_requests} HTTP, {report.ws_messages} WS messages, "
-                f"faults: {faults or 'none'} [{report.cpu_s:.1f} CPU s]",
+                f"faults: {faults or 'none'}"
+                + "".join(f", {k} {v}" for k, v in sorted(report.anomalies.items()))
+                + f" [{report.cpu_s:.1f} CPU s]",
                 file=out,
                 flush=True,
             )
     summary["faults"] = dict(sorted(summary["faults"].items()))
+    summary["anomalies"] = dict(sorted(summary["anomalies"].items()))
     summary["seconds"] = round(time.monotonic() - started, 1)
     return summary
 
@@ -167,6 +173,8 @@ def _summary_text(summary: dict[str, Any]) -> str:
         f"{summary['http_requests']} HTTP requests, {summary['ws_messages']} WS messages in "
         f"{summary['seconds']} s",
         f"faults injected: {faults}",
+        "recovered by a resume: "
+        + (", ".join(f"{k} {v}" for k, v in summary["anomalies"].items()) or "nothing"),
     ]
     if summary["failures"]:
         seeds = " ".join(str(f["seed"]) for f in summary["failures"])

@@ -16,6 +16,7 @@ and the step.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import random
@@ -73,6 +74,7 @@ FUNDS = 300 * USDC
 TOP_UP_BELOW = 40 * USDC
 BEAT_MS = 5_000  # Celery beat runs the sweeps every 5 s
 ORIGIN = (b"origin", b"http://testserver")
+WS_LOSS_S = 5.0  # real seconds before a client treats a version as lost and resumes
 WS_WAIT_S = 30.0  # real seconds a client may wait for a committed version (ample)
 RESUME_ROUNDS = 50  # casino.consumers.RESUME_ROUNDS
 RESUME_SENT = RESUME_ROUNDS  # a resuming client names its most recent rounds
@@ -111,6 +113,7 @@ class SeedReport:
     actions: Counter[str] = field(default_factory=Counter)
     faults: Counter[str] = field(default_factory=Counter)
     rulesets: Counter[str] = field(default_factory=Counter)  # rounds per rule set
+    anomalies: Counter[str] = field(default_factory=Counter)  # recovered by the product
     trace: list[str] = field(default_factory=list)
 
 
@@ -143,6 +146,7 @@ class WsClient:
     connection_seen: dict[str, int] = field(default_factory=dict)  # on the current socket
     base: int = 0  # event position when this client's live feed began
     since_opened: Any = None  # a resumed client: rounds opened from here are resent
+    gap: str = ""  # a gap just seen: the client resumes
 
 
 @dataclass
@@ -236,7 +240,7 @@ class Sim:
             for client in self.clients:
                 if client.comm is not None:
                     with contextlib.suppress(Exception):  # an app cancelled by a failed wait
-                        await client.comm.disconnect()
+                        await client.comm.disconnect(timeout=WS_WAIT_S)
             await sync_to_async(self._close_tables)()
 
     def trace(self, text: str) -> None:
@@ -738,7 +742,7 @@ class Sim:
             problems += await self._connect(client, resume=False)
         elif roll < 0.09 and live:
             client = rng.choice(live)
-            await client.comm.disconnect()
+            await client.comm.disconnect(timeout=WS_WAIT_S)
             client.comm = None
             self.report.actions["ws_drop"] += 1
         elif roll < 0.13 and dropped:
@@ -824,33 +828,52 @@ class Sim:
         return out
 
     async def _pump(self, client: WsClient) -> list[str]:
-        """Read what the client was sent; every committed version must arrive, in order."""
+        """Read what the client was sent; every committed version must reach it, in order.
+
+        A version that does not come within WS_LOSS_S, or a gap, is what a real client
+        recovers from by reconnecting with a resume; the simulation does the same, counts it
+        (`ws_lost_then_resumed`: the Redis channel layer drops messages when other sockets of
+        the process disconnect, django/channels#1683), and fails the seed only if the resume
+        does not bring every version.
+        """
+        problems = await self._read(client, WS_LOSS_S)
+        if problems is None:
+            return []
+        self.report.anomalies["ws_lost_then_resumed"] += 1
+        self.trace(f"ws: player {client.player.index} resumes after {problems}")
+        await client.comm.disconnect(timeout=WS_WAIT_S)
+        client.comm = None
+        problems += await self._connect(client, resume=True)
+        after = await self._read(client, WS_WAIT_S) if client.comm is not None else problems
+        if after is None:
+            return []
+        return [f"{p} (also after a resume)" for p in after]
+
+    async def _read(self, client: WsClient, wait_s: float) -> list[str] | None:
+        """Messages until every expected version came (None), or what is still missing."""
         expected = await sync_to_async(self._expected)(client)
-        problems: list[str] = []
         comm = client.comm
-        waited = 0.0
+        deadline = time.monotonic() + wait_s
         while True:
+            if client.gap:
+                gap, client.gap = client.gap, ""
+                return [gap]
             missing = {r: v for r, v in expected.items() if client.seen.get(r, 0) < v}
             if not missing and comm.output_queue.empty():
-                break
-            if not missing:
-                raw = comm.output_queue.get_nowait()
-            else:
-                began = time.monotonic()
-                try:
-                    raw = await comm.receive_output(timeout=max(0.1, WS_WAIT_S - waited))
-                except TimeoutError:
-                    client.comm = None
-                    return [
-                        f"ws: player {client.player.index} at table {client.table.pk} never "
-                        f"got versions {missing} (has {client.seen})"
-                    ]
-                waited += time.monotonic() - began
+                return None
+            try:  # never comm.receive_output(timeout): it cancels the consumer on a timeout
+                raw = await asyncio.wait_for(
+                    comm.output_queue.get(), timeout=max(0.05, deadline - time.monotonic())
+                )
+            except TimeoutError:
+                return [
+                    f"ws: player {client.player.index} at table {client.table.pk} never "
+                    f"got versions {missing} (has {client.seen})"
+                ]
             if raw.get("type") == "websocket.close":
                 client.comm = None
                 return [f"ws: the server closed player {client.player.index}'s socket: {raw}"]
             self._take(client, json.loads(raw["text"]))
-        return problems
 
     def _take(self, client: WsClient, msg: dict[str, Any]) -> None:
         self.report.ws_messages += 1
@@ -871,9 +894,9 @@ class Sim:
         if on_this is not None and msg["version"] <= on_this:  # a new socket may repeat
             self.problems.append(f"{where}: version {msg['version']} again (had {on_this})")
         if seen is not None and msg["from_version"] > seen + 1:
-            self.problems.append(
-                f"{where}: gap in round {round_id}: had {seen}, got {msg['from_version']}"
-            )
+            # Not recorded as seen: the client resumes from `seen` (see _pump).
+            client.gap = f"{where}: gap in round {round_id}: had {seen}, got {msg['from_version']}"
+            return
         client.seen[round_id] = max(seen or 0, msg["version"])
         client.connection_seen[round_id] = max(on_this or 0, msg["version"])
 
