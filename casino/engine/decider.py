@@ -169,18 +169,20 @@ def _seat(s: RoundState, player_id: str) -> Participant:
 # The last table that passed the checks. A table (and the simulator) opens round after round
 # with the very same immutable participants and options objects: an identity match skips
 # hashing them for the lru_cache below, which cost more than the rest of opening a round.
-_last_valid_table: list[object] = [None, None, None]
+# One tuple, read and replaced whole (atomic under the GIL; the held references keep the ids
+# from being reused).
+_last_valid_table: list[tuple[object, object, object]] = [(None, None, None)]
 
 
 def _check_table(rules: RuleSet, command: OpenRound) -> None:
     participants, options = command.participants, command.options
-    last = _last_valid_table
+    last = _last_valid_table[0]
     if last[0] is rules and last[1] is participants and last[2] is options:
         return
     problems = _table_problems(rules, participants, options)
     if problems:
         raise DomainError(E.INVALID_TABLE, problems)
-    _last_valid_table[:] = [rules, participants, options]  # one atomic slice assignment
+    _last_valid_table[0] = (rules, participants, options)
 
 
 @lru_cache(maxsize=256)  # tables open round after round with the same seats and limits

@@ -177,3 +177,19 @@ def test_insurance_refused_when_not_offered() -> None:
 def test_timeout_without_an_expired_deadline_changes_nothing() -> None:
     t = deal("classic", ["TS", "7D", "5H", "9C"])
     assert t.do(Timeout(), now=T0 + 59_999) == []
+
+
+def test_a_table_that_passed_its_checks_is_checked_again_under_other_rules() -> None:
+    # The decider skips re-checking the very same participants and options objects it last
+    # accepted; under another rule set (duel seats 2..8) the same one seat must be refused.
+    seats = participants(1)
+    limits = RoundOptions(min_bet=usdc(1), max_bet=usdc(1), stake=usdc(1))
+
+    def opening(ruleset: str) -> OpenRound:
+        return OpenRound("r", "t", ruleset, "c", 1, COMMITMENT, seats, limits)
+
+    for _ in range(2):
+        assert [e.type for e in decide(None, opening("classic"), T0, None)] == ["RoundOpened"]
+        with pytest.raises(DomainError) as refused:
+            decide(None, opening("duel"), T0, None)
+        assert refused.value.code == E.INVALID_TABLE
