@@ -2,7 +2,7 @@
 
 Starts `manage.py serve` (BENCH_ENDPOINTS=1) on the configured database and channel layer
 (PostgreSQL + Redis when DATABASE_URL / REDIS_URL are set), with `--workers` from
-SERVE_WORKERS (default: one process per core with Redis, else 1), and drives it from this
+SERVE_WORKERS (default 1; more than one needs Redis), and drives it from this
 process with asyncio, httpx and websockets. The load generator shares the machine with the
 server, so every figure comes with anchors measured in the same run on the same server:
 
@@ -98,11 +98,10 @@ def _prepare(players: int) -> tuple[list[str], str]:
 
 
 def server_workers() -> int:
-    """Server processes: SERVE_WORKERS if set, else one per core when Redis lets them share
-    a channel layer (else 1). Every figure of a run, anchors included, is served by them."""
-    if os.environ.get("SERVE_WORKERS"):
-        return max(1, int(os.environ["SERVE_WORKERS"]))
-    return (os.cpu_count() or 1) if os.environ.get("REDIS_URL") else 1
+    """Server processes: SERVE_WORKERS if set, else 1 (docs/performance.md: on two shared
+    cores a second process barely moves the ratio and makes p99 less steady). Every figure
+    of a run, anchors included, is served by the same processes."""
+    return max(1, int(os.environ.get("SERVE_WORKERS") or 1))
 
 
 def _serve(port: int, workers: int) -> subprocess.Popen[bytes]:
