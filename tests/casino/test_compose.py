@@ -65,4 +65,5 @@ def test_worker_and_beat_run_the_real_celery_app() -> None:
         assert words[3] == subcommand
         app = find_app(words[2])  # what `celery -A casino` loads
         assert app.main == "casino"
+        app.loader.import_default_modules()  # what the worker and beat do at startup
         assert "casino.round_nudge" in app.tasks
