@@ -105,9 +105,18 @@ def server_workers() -> int:
 
 
 def _serve(port: int, workers: int) -> subprocess.Popen[bytes]:
-    # Rate limits off for the load generator: it measures the server, not the throttle.
+    from django.conf import settings
+
+    # Production settings (DEBUG off: no per-query debug cursor), with the secrets this process
+    # seeded the database under, plain HTTP on loopback, and rate limits off for the load
+    # generator: it measures the server, not the throttle.
     env = {
         **os.environ,
+        "DEBUG": "0",
+        "SECURE_SSL_REDIRECT": "0",
+        "SECRET_KEY": settings.SECRET_KEY,
+        "SEED_ENCRYPTION_KEYS": ",".join(settings.SEED_ENCRYPTION_KEYS),
+        "RECEIPT_SIGNING_KEY": settings.RECEIPT_SIGNING_KEY,
         "BENCH_ENDPOINTS": "1",
         "LOG_LEVEL": "WARNING",
         "THROTTLE_LOGIN": "1000000/min",
@@ -398,6 +407,7 @@ def run(quick: bool) -> dict[str, Any]:
     figures["database"] = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
     figures["channel_layer"] = settings.CHANNEL_LAYERS["default"]["BACKEND"].rsplit(".", 1)[-1]
     figures["server_workers"] = workers
+    figures["server_debug"] = False
     figures["cpu_count"] = os.cpu_count()
     figures["load_avg_1m_before"] = round(load_before, 2)
     figures["load_avg_1m"] = round(os.getloadavg()[0], 2)
