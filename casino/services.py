@@ -203,6 +203,11 @@ def _run(
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+def _proof_changes(appended: Sequence[StoredEvent]) -> bool:
+    """The round's proof is (re)written: at the seed reveal, and by a void after settlement."""
+    return any(e.type in ("ServerSeedRevealed", "RoundVoided") for e in appended)
+
+
 def _void_after_malfunction(round_id: str, exc: Exception) -> None:
     evidence = f"{type(exc).__name__}: {exc}"[:2000]
     try:
@@ -271,7 +276,7 @@ def _execute(
             row=row,
             previous=previous,
         )
-        if appended and state.finished and any(e.type == "ServerSeedRevealed" for e in appended):
+        if appended and state.finished and _proof_changes(appended):
             seeds.receipt_store(round_id=round_id, stored=[*stored, *appended])
         if appended:
             notify.on_commit(round_id=round_id, state=state, events=appended)

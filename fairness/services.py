@@ -346,18 +346,27 @@ def round_proof_create(*, round_id: str, events: Sequence[Mapping[str, Any]]) ->
     """Build, sign and keep the public proof of a finished round from its stored events.
 
     `events`: the round's whole stream as stored (body fields plus "hash"), ending with
-    ServerSeedRevealed. Idempotent per round id.
+    ServerSeedRevealed, or with a RoundVoided after it (a staff void of a round that had
+    already settled). Idempotent per round id and final event: the same stream gives the same
+    proof back. A late void supersedes the settled proof with a voided one over the longer
+    stream; the settled receipt a player may hold still verifies against the prefix it
+    names, and the proof served from then on is the voided one.
     """
-    existing = RoundProof.objects.filter(round_id=round_id).first()
-    if existing is not None:
-        return existing
     bundle_events = [{k: e[k] for k in BUNDLE_EVENT_KEYS} for e in events]
-    if not bundle_events or bundle_events[-1]["type"] != "ServerSeedRevealed":
+    types = [e["type"] for e in bundle_events]
+    ends_revealed = bool(types) and types[-1] == "ServerSeedRevealed"
+    late_void = len(types) > 1 and types[-1] == "RoundVoided" and "ServerSeedRevealed" in types
+    if not (ends_revealed or late_void):
         raise ApplicationError(
             "A proof needs the finished round's events, ending with the seed reveal.",
             code="round_not_finished",
             status_code=409,
         )
+    existing = RoundProof.objects.filter(round_id=round_id).first()
+    if existing is not None and existing.receipt["final_event_version"] >= (
+        bundle_events[-1]["version"]
+    ):
+        return existing
     receipt = receipt_from_events(bundle_events[0]["stream"], bundle_events)
     signature, signer = receipt_sign(receipt=receipt)
     public_key = SigningKey.objects.get(key_id=signer).public_key
@@ -369,14 +378,19 @@ def round_proof_create(*, round_id: str, events: Sequence[Mapping[str, Any]]) ->
         "public_key": public_key,
         "events": bundle_events,
     }
-    return RoundProof.objects.create(
-        round_id=round_id,
-        table_id=receipt["table_id"],
-        chain_id=receipt["chain_id"],
-        nonce=receipt["nonce"],
-        receipt=receipt,
-        receipt_canonical=canonical_json(receipt).decode("utf-8"),
-        signature=signature,
-        key_id=signer,
-        bundle_line=canonical_json(line).decode("utf-8"),
-    )
+    fields = {
+        "table_id": receipt["table_id"],
+        "chain_id": receipt["chain_id"],
+        "nonce": receipt["nonce"],
+        "receipt": receipt,
+        "receipt_canonical": canonical_json(receipt).decode("utf-8"),
+        "signature": signature,
+        "key_id": signer,
+        "bundle_line": canonical_json(line).decode("utf-8"),
+    }
+    if existing is not None:  # a late void: the voided proof replaces the settled one
+        for name, value in fields.items():
+            setattr(existing, name, value)
+        existing.save(update_fields=list(fields))
+        return existing
+    return RoundProof.objects.create(round_id=round_id, **fields)

@@ -41,7 +41,6 @@ def run_seeds(
     *,
     steps: int,
     minutes: float | None = None,
-    late_voids: bool = False,
     trace: bool = False,
     out: Any = None,
     as_json: bool = False,
@@ -67,7 +66,7 @@ def run_seeds(
             fresh_database()
         summary["seeds"] += 1
         try:
-            report = run_seed(seed, steps, trace=trace, late_voids=late_voids)
+            report = run_seed(seed, steps, trace=trace)
         except SimFailure as failure:
             summary["steps"] += failure.step
             summary["failures"].append(
@@ -127,11 +126,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--trace", action="store_true", help="print every step of a failed seed")
     parser.add_argument("--json", action="store_true", help="one JSON line per seed")
     parser.add_argument("--log", action="store_true", help="keep the product's log output")
-    parser.add_argument(
-        "--late-voids",
-        action="store_true",
-        help="staff also void settled rounds (reproduces the known stale-receipt issue)",
-    )
     args = parser.parse_args(argv)
     if args.minutes is None and args.seed is None and args.seeds is None:
         parser.error("give --seed, --seeds or --minutes")
@@ -157,7 +151,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         seeds,
         steps=steps,
         minutes=args.minutes,
-        late_voids=args.late_voids,
         trace=args.trace,
         out=sys.stdout,
         as_json=args.json,

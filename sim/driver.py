@@ -86,9 +86,7 @@ DEFAULT_STEPS = 300
 class SimFailure(AssertionError):
     """An invariant broke: names the seed, the step and what broke."""
 
-    def __init__(
-        self, seed: int, step: int, problems: list[str], steps: int, flags: str = ""
-    ) -> None:
+    def __init__(self, seed: int, step: int, problems: list[str], steps: int) -> None:
         self.seed, self.step, self.problems = seed, step, problems
         self.trace: list[str] = []
         shown = problems[:20] + (
@@ -97,7 +95,7 @@ class SimFailure(AssertionError):
         super().__init__(
             f"VOPR seed {seed} failed at step {step}:\n  "
             + "\n  ".join(shown)
-            + f"\nreplay: python -m sim --seed {seed} --steps {steps}{flags}"
+            + f"\nreplay: python -m sim --seed {seed} --steps {steps}"
         )
 
 
@@ -165,11 +163,8 @@ class Sim:
         steps: int = DEFAULT_STEPS,
         *,
         trace: bool = False,
-        late_voids: bool = False,
     ) -> None:
         self.seed = seed
-        self.late_voids = late_voids
-        self.flags = " --late-voids" if late_voids else ""
         self.steps = steps
         self.rng = random.Random(seed)
         self.clock = Clock()
@@ -226,7 +221,7 @@ class Sim:
                 problems += await self._ws_step()
                 problems += await sync_to_async(self._check)()
                 if problems:
-                    raise SimFailure(self.seed, i, problems, self.steps, self.flags)
+                    raise SimFailure(self.seed, i, problems, self.steps)
             self.step_no = self.steps + 1
             problems = await sync_to_async(self._drain)()
             for client in self.clients:
@@ -235,7 +230,7 @@ class Sim:
             problems += self._take_problems()
             problems += await sync_to_async(self._final_checks)()
             if problems:
-                raise SimFailure(self.seed, self.step_no, problems, self.steps, self.flags)
+                raise SimFailure(self.seed, self.step_no, problems, self.steps)
         finally:
             for client in self.clients:
                 if client.comm is not None:
@@ -701,12 +696,9 @@ class Sim:
     def _staff_void(self) -> list[str]:
         from casino.dashboard.review import round_void_by_staff
 
+        # Any round not voided yet: one in play, or one already settled (a late void).
         rounds = Round.objects.filter(table_id__in=self._tables())
-        # A void after settlement keeps the settled receipt, which `audit` then rejects (a
-        # known product issue, docs/operations.md "Seeded simulation"): opt in to reproduce it.
         rounds = rounds.exclude(status=RoundStatus.VOIDED)
-        if not self.late_voids:
-            rounds = rounds.filter(status=RoundStatus.OPEN)
         candidates = list(rounds.order_by("opened_at", "id").values_list("id", flat=True))
         if not candidates:
             return []
@@ -940,8 +932,6 @@ class Sim:
         return self.checker.ledger() + self.checker.rounds(ids)
 
 
-def run_seed(
-    seed: int, steps: int = DEFAULT_STEPS, *, trace: bool = False, late_voids: bool = False
-) -> SeedReport:
+def run_seed(seed: int, steps: int = DEFAULT_STEPS, *, trace: bool = False) -> SeedReport:
     """Run one seed; raises SimFailure (with the seed and step) when an invariant breaks."""
-    return Sim(seed, steps, trace=trace, late_voids=late_voids).run()
+    return Sim(seed, steps, trace=trace).run()

@@ -168,9 +168,21 @@ def test_staff_void_after_settlement_reverses_the_payout(stack_shoe: Stack) -> N
     services.round_command(round_id=round_id, command=PlaceBet(str(erin.pk), (10 * USDC,)))
     services.round_command(round_id=round_id, command=Double(str(erin.pk)))
     assert available(erin) == 120 * USDC
+    settled = RoundProof.objects.get(round_id=round_id).receipt
+    assert (settled["outcome"], settled["final_event_version"]) == (
+        "settled",
+        len(event_types(round_id)),
+    )
     call_command("void_round", round_id, reason="shuffler fault", evidence="ticket 42")
     assert available(erin) == 100 * USDC
     assert Round.objects.get(id=round_id).status == RoundStatus.VOIDED
+    # The proof is now the voided receipt over the whole stream, and the round audits clean.
+    types = event_types(round_id)
+    assert types[-2:] == ["ServerSeedRevealed", "RoundVoided"]
+    voided = RoundProof.objects.get(round_id=round_id).receipt
+    assert (voided["outcome"], voided["final_event_version"]) == ("voided", len(types))
+    assert voided["server_seed"] == settled["server_seed"]
+    assert voided["cards"] == settled["cards"]
     with pytest.raises(ApplicationError) as caught:
         services.round_void(round_id=round_id, reason="again")
     assert (caught.value.code, caught.value.status_code) == ("already_voided", 409)
@@ -201,6 +213,27 @@ def test_an_expired_deadline_applies_before_the_next_command(stack_shoe: Stack) 
     version = Round.objects.get(id=round_id).version
     services.round_timeout(round_id=round_id, at_ms=deadline + 5)
     assert Round.objects.get(id=round_id).version == version
+
+
+@pytest.mark.parametrize(("ruleset", "players"), [("classic", 1), ("duel", 2)])
+def test_a_late_void_gets_a_voided_proof_that_audits_and_verifies(
+    ruleset: str, players: int
+) -> None:
+    # The real fair shoe, so the audit and the standalone verifier check every card.
+    report = play(ruleset=ruleset, rounds=2, players=players, seed=11)
+    late, untouched = report.round_ids
+    services.round_void(round_id=late, reason="found later", evidence="ticket 7")
+    assert event_types(late)[-2:] == ["ServerSeedRevealed", "RoundVoided"]
+    assert RoundProof.objects.get(round_id=late).receipt["outcome"] == "voided"
+    assert RoundProof.objects.get(round_id=untouched).receipt["outcome"] == "settled"
+    assert [r.problems for r in audit([late, untouched])] == [[], []]
+    line = bundle_line(late)
+    assert line is not None
+    verified = verify_round(
+        json.loads(json.dumps(line)), KeyRing(), replay_check=load_engine_replay()
+    )
+    assert verified.failures == []
+    assert ledger_reconcile().ok, ledger_reconcile().as_dict()
 
 
 @pytest.mark.parametrize(
