@@ -265,31 +265,27 @@ def _audit_one(
 
 
 def audit_round(
-    round_id: str,
-    keys: KeyRing | None = None,
-    walker: ChainWalker | None = None,
-    replay: object = None,
+    round_id: str, keys: KeyRing | None = None, walker: ChainWalker | None = None
 ) -> RoundAudit:
     """Every check on one round (open rounds: hash chain, replay and ledger legs)."""
-    return audit([round_id], checks=(keys, walker, replay))[0]
+    return audit([round_id], checks=(keys, walker))[0]
 
 
 def audit(
     round_ids: list[str],
     *,
     progress: Callable[[int, int], None] | None = None,
-    checks: tuple[KeyRing | None, ChainWalker | None, object] = (None, None, None),
+    checks: tuple[KeyRing | None, ChainWalker | None] = (None, None),
 ) -> list[RoundAudit]:
     """Audit rounds in batches: a handful of queries per AUDIT_CHUNK rounds.
 
-    `checks` = (keys, walker, _): the published keys and a seed-chain walker to reuse across
-    calls (None: fresh ones). The third element is accepted for callers that pass the
-    verifier's replay check: the audit always runs the engine's settlement replay itself, on
-    its own fold of each round.
+    `checks` = (keys, walker): the published keys and a seed-chain walker to reuse across
+    calls (None: fresh ones). The engine's settlement replay always runs, on the audit's own
+    fold of each round.
     """
     from casino.eventstore.store import load_many
 
-    keys, walker, _ = checks
+    keys, walker = checks
     resolved = Checks(keys or published_keys(), walker or ChainWalker(), load_folded())
     reports: list[RoundAudit] = []
     for start in range(0, len(round_ids), AUDIT_CHUNK):
