@@ -24,7 +24,6 @@ from typing import Any, NamedTuple
 from casino.eventstore.models import StoredEvent, format_recorded_at
 from casino.models import Round, RoundStatus
 from casino.roundmoney import recorded_nets_many, round_legs_problems
-from casino.services import stored_to_event
 from fairness.canonical import canonical_json
 from fairness.chain import hash_seed
 from fairness.models import RoundProof, SeedChain, SigningKey
@@ -216,20 +215,28 @@ def _fold(events: Sequence[Any]) -> tuple[list[Any], str | None]:
 
 def _audit_one(
     round_id: str,
-    stored: Sequence[StoredEvent],
+    events_read: list[dict[str, Any]],
+    current: list[dict[str, Any]],
+    float_free: bool,
     status: str,
     proof: Proof | None,
     recorded: dict[str, int],
     checks: Checks,
 ) -> RoundAudit:
     from casino.engine.audit import reenact
+    from casino.engine.events import event_from_dict
     from casino.eventstore.integrity import verify_stream
+    from casino.eventstore.store import load
 
     report = RoundAudit(round_id=round_id, status=status)
-    if not stored:
+    if not events_read:
         report.problems.append("events: the round has no events")
         return report
-    events = [stored_to_event(e) for e in stored]  # decoded once, for every check below
+    # Decoded once, for every check below (the data upcast to the current schema version).
+    events = [
+        event_from_dict({**data, "type": stored["type"]})
+        for stored, data in zip(events_read, current, strict=True)
+    ]
     report.problems.extend(round_legs_problems(round_id, events, recorded))
     states, refused = _fold(events)  # folded once, for the audit and the verifier's replay
     if refused is not None:
@@ -237,7 +244,8 @@ def _audit_one(
     state = states[-1] if refused is None else None
     if state is None or not state.finished:
         report.problems.extend(
-            f"events: version {p.version} ({p.code}): {p.message}" for p in verify_stream(stored)
+            f"events: version {p.version} ({p.code}): {p.message}"
+            for p in verify_stream(load(round_id))
         )
         return report
     # Every recorded decision and card fed back to the decider must give the same events.
@@ -245,7 +253,8 @@ def _audit_one(
     if proof is None:
         report.problems.append("receipt: the finished round has no signed receipt")
         return report
-    # The verifier re-checks the hash chain, the seed, the cards, the replay and the signature.
+    # The verifier re-checks the hash chain (prev_hash links included), the seed, the cards,
+    # the replay and the signature, on the events exactly as read.
     settlement = checks.settlement
     replay = None
     if settlement is not None:
@@ -253,7 +262,17 @@ def _audit_one(
         def replay(_events: Sequence[Mapping[str, Any]], _receipt: Mapping[str, Any]) -> list[str]:
             return settlement(events, states)
 
-    verified = verify_round(_line(proof, stored), checks.keys, replay_check=replay)
+    line: dict[str, Any] = {
+        "format": "fairness-v1-bundle",
+        "receipt": proof.receipt,
+        "signature": proof.signature,
+        "key_id": proof.key_id,
+        "events": events_read,
+    }
+    public = _public_key(proof.key_id)
+    if public is not None:
+        line["public_key"] = public
+    verified = verify_round(line, checks.keys, replay_check=replay, events_float_free=float_free)
     report.cards = verified.cards
     report.problems.extend(verified.failures)
     seed = proof.receipt.get("server_seed")
@@ -283,14 +302,14 @@ def audit(
     calls (None: fresh ones). The engine's settlement replay always runs, on the audit's own
     fold of each round.
     """
-    from casino.eventstore.store import load_many
+    from casino.eventstore.store import load_bundle_events
 
     keys, walker = checks
     resolved = Checks(keys or published_keys(), walker or ChainWalker(), load_folded())
     reports: list[RoundAudit] = []
     for start in range(0, len(round_ids), AUDIT_CHUNK):
         chunk = round_ids[start : start + AUDIT_CHUNK]
-        streams = load_many(chunk)
+        read = load_bundle_events(chunk)
         proofs = _proofs(chunk)
         statuses = dict(Round.objects.filter(id__in=chunk).values_list("id", "status"))
         nets = recorded_nets_many(chunk)
@@ -298,7 +317,9 @@ def audit(
             reports.append(
                 _audit_one(
                     round_id,
-                    streams[round_id],
+                    read.events[round_id],
+                    read.current[round_id],
+                    read.float_free,
                     statuses.get(round_id, "?"),
                     proofs.get(round_id),
                     nets[round_id],
