@@ -77,27 +77,37 @@ def finish_if_done(run: Run) -> None:
     """Once no hand is open: CardsRevealed (every hidden card), then RoundSettled."""
     boxes = run.state.boxes
     for b in boxes:  # runs after every duel action: a plain loop, no generator
-        if b.hands[0].status == OPEN:
-            return
-    hidden = sorted(
-        (pos, b.player_id, card)
-        for b in boxes
-        for pos, card in list(zip(b.hands[0].positions, b.hands[0].cards, strict=True))[1:]
-    )
-    run.emit(CardsRevealed(tuple(RevealedCard(pid, pos, card) for pos, pid, card in hidden)))
-    s = run.state
-    hands = [b.hands[0] for b in s.boxes]
-    stake = s.opened.options.stake
-    bps = s.rules.fee_bps_for(len(hands))
+        if b.hands[0].status != OPEN:
+            continue
+        return
+    # Plain loops and list displays below instead of nested generators, zip(strict=True) and
+    # a list copy per hand: this runs once per duel round (issue 3 speed work).
+    hidden: list[tuple[int, str, str]] = []
+    for b in boxes:
+        hand = b.hands[0]
+        player_id, cards = b.player_id, hand.cards
+        for k in range(1, len(cards)):  # every card after the face-up first one
+            hidden.append((hand.positions[k], player_id, cards[k]))
+    hidden.sort()  # shoe order across the seats
+    run.emit(CardsRevealed(tuple([RevealedCard(pid, pos, card) for pos, pid, card in hidden])))
+    s = run.state  # CardsRevealed leaves the boxes as they were
+    hands = [b.hands[0] for b in boxes]
     totals = [h.total for h in hands]
     gross, fee = duel_payouts(
-        [(t, h.is_blackjack) for t, h in zip(totals, hands, strict=True)], stake, bps
+        [(t, h.is_blackjack) for t, h in zip(totals, hands, strict=True)],
+        s.opened.options.stake,
+        s.rules.fee_bps_for(len(hands)),
     )
-    shared = sum(1 for g in gross if g) > 1
-    outcome = {True: "split" if shared else "win", False: "lose"}
+    winners = 0
+    for g in gross:
+        if g:
+            winners += 1
+    won = "split" if winners > 1 else "win"  # the pot shared by several, or one winner
     results = tuple(
-        HandResult(b.player_id, b.box, 0, outcome[g > 0], h.stake, g, t)
-        for b, h, g, t in zip(s.boxes, hands, gross, totals, strict=True)
+        [
+            HandResult(b.player_id, b.box, 0, won if g > 0 else "lose", h.stake, g, t)
+            for b, h, g, t in zip(boxes, hands, gross, totals, strict=True)
+        ]
     )
     run.emit(RoundSettled(results, (), fee, 0, run.now_ms))
 
