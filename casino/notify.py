@@ -1,5 +1,9 @@
 """After-commit side effects of the round service: publishing and timer nudges.
 
+Projections that must commit with the round (the dashboard's stats rows) register with
+`add_in_transaction` instead: the round service calls them inside the command's transaction,
+so they cost no transaction of their own and roll back with the command.
+
 Both run only once the transaction commits (a rolled-back command never reaches a browser or
 schedules a timer). Publishing to Channels groups arrives with the live tables; until then
 `publish` only records what would be sent, so tests can see the hook fire after commit.
@@ -21,6 +25,19 @@ logger = logging.getLogger(__name__)
 
 Publisher = Callable[[str, RoundState, Sequence[StoredEvent]], None]
 _publishers: list[Publisher] = []
+_in_transaction: list[Publisher] = []
+
+
+def add_in_transaction(hook: Publisher) -> None:
+    """Register a function called inside the command's transaction with its new events."""
+    if hook not in _in_transaction:
+        _in_transaction.append(hook)
+
+
+def in_transaction(*, round_id: str, state: RoundState, events: Sequence[StoredEvent]) -> None:
+    """Run the in-transaction hooks (a failure fails the command: nothing commits)."""
+    for hook in list(_in_transaction):
+        hook(round_id, state, events)
 
 
 def add_publisher(publisher: Publisher) -> None:

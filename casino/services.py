@@ -279,6 +279,7 @@ def _execute(
         if appended and state.finished and _proof_changes(appended):
             seeds.receipt_store(round_id=round_id, stored=[*stored, *appended])
         if appended:
+            notify.in_transaction(round_id=round_id, state=state, events=appended)
             notify.on_commit(round_id=round_id, state=state, events=appended)
     if pending_error is not None:
         raise domain_error_to_application(pending_error) from pending_error

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models.signals import post_migrate
 from django.utils import timezone
 
 from casino.errors import ApplicationError, ConflictError
@@ -327,19 +328,48 @@ def _signing_key(private_key_hex: str) -> Any:
     return private_key_from_hex(private_key_hex)
 
 
+# The recorded row of each private key this process signed with, keyed by the key itself (a
+# rotation is a new RECEIPT_SIGNING_KEY, so a new entry). An entry is made only once the row
+# is known committed (after the commit, outside any atomic block), so a row whose transaction
+# rolls back is never remembered; a flush of the database (tests) forgets them all.
+_recorded_keys: dict[str, SigningKey] = {}
+
+
+def _remember_key(private_key_hex: str, row: SigningKey) -> None:
+    if not transaction.get_connection().in_atomic_block:
+        _recorded_keys[private_key_hex] = row
+
+
+def _forget_keys(**_: Any) -> None:
+    _recorded_keys.clear()
+
+
+post_migrate.connect(_forget_keys, dispatch_uid="fairness.services.forget_signing_keys")
+
+
 def signing_key_current() -> SigningKey:
     """The public half of settings.RECEIPT_SIGNING_KEY, recorded so it stays listed forever."""
-    public = public_key_bytes(_signing_key(settings.RECEIPT_SIGNING_KEY))
+    private_key_hex = settings.RECEIPT_SIGNING_KEY
+    cached = _recorded_keys.get(private_key_hex)
+    if cached is not None:
+        return cached
+    public = public_key_bytes(_signing_key(private_key_hex))
     row, _ = SigningKey.objects.get_or_create(
         key_id=key_id(public), defaults={"public_key": public.hex()}
     )
+    transaction.on_commit(lambda: _remember_key(private_key_hex, row))
     return row
+
+
+def _sign(receipt: Mapping[str, Any]) -> tuple[str, SigningKey]:
+    key = signing_key_current()
+    return sign_receipt(receipt, _signing_key(settings.RECEIPT_SIGNING_KEY)), key
 
 
 def receipt_sign(*, receipt: Mapping[str, Any]) -> tuple[str, str]:
     """(signature hex, key id) of the receipt's canonical JSON under the current key."""
-    key = signing_key_current()
-    return sign_receipt(receipt, _signing_key(settings.RECEIPT_SIGNING_KEY)), key.key_id
+    signature, key = _sign(receipt)
+    return signature, key.key_id
 
 
 def round_proof_create(*, round_id: str, events: Sequence[Mapping[str, Any]]) -> RoundProof:
@@ -363,13 +393,14 @@ def round_proof_create(*, round_id: str, events: Sequence[Mapping[str, Any]]) ->
             status_code=409,
         )
     existing = RoundProof.objects.filter(round_id=round_id).first()
-    if existing is not None and existing.receipt["final_event_version"] >= (
-        bundle_events[-1]["version"]
+    if (
+        existing is not None
+        and existing.receipt["final_event_version"] >= (bundle_events[-1]["version"])
     ):
         return existing
     receipt = receipt_from_events(bundle_events[0]["stream"], bundle_events)
-    signature, signer = receipt_sign(receipt=receipt)
-    public_key = SigningKey.objects.get(key_id=signer).public_key
+    signature, key = _sign(receipt)
+    signer, public_key = key.key_id, key.public_key
     line = {
         "format": "fairness-v1-bundle",
         "receipt": receipt,

@@ -9,9 +9,10 @@ class DashboardConfig(AppConfig):
 
     def ready(self) -> None:
         from casino import notify
-        from casino.dashboard.hooks import after_round_commit
+        from casino.dashboard.hooks import after_round_commit, in_round_transaction
 
-        # After commit: automatic flags and the public stats follow every round command.
+        # The stats rows commit with the round; after commit: automatic flags, the stats ping.
+        notify.add_in_transaction(in_round_transaction)
         notify.add_publisher(after_round_commit)
         from django.db.models.signals import post_migrate
 

@@ -1,8 +1,11 @@
-"""After-commit hook of the round service: automatic flags and the public stats.
+"""Hooks of the round service: the public stats rows, automatic flags and the stats ping.
 
-Registered with `casino.notify.add_publisher`, so it runs only for committed round events.
-A malfunction void or a win above `settings.REVIEW_WIN_THRESHOLD_MICRO` flags the round;
-a finished round updates its stats contributions and pings the stats WebSocket group.
+`in_round_transaction` (`casino.notify.add_in_transaction`) writes a finished round's stats
+contributions inside the command's own transaction, so they commit (or roll back) with the
+round and cost no transaction of their own. `after_round_commit` (`add_publisher`) runs only
+for committed round events: a malfunction void or a win above
+`settings.REVIEW_WIN_THRESHOLD_MICRO` flags the round, and a finished round pings the stats
+WebSocket group.
 """
 
 from __future__ import annotations
@@ -48,12 +51,23 @@ def automatic_flags(state: RoundState, events: Sequence[StoredEvent]) -> list[tu
 
 
 def after_round_commit(round_id: str, state: RoundState, events: Sequence[StoredEvent]) -> None:
-    """The publisher: flag what needs a reviewer, then refresh the round's stats."""
+    """The publisher: flag what needs a reviewer, then ping the stats group."""
     from casino.dashboard import stats
     from casino.dashboard.review import round_flag
 
     for reason, detail in automatic_flags(state, events):
         round_flag(round_id=round_id, reason=reason, detail=detail)
-    if state.finished and any(e.type in ("RoundSettled", "RoundVoided") for e in events):
-        stats.round_contribute(round_id=round_id, state=state)
+    if _stats_moved(state, events):
         stats.announce(round_id=round_id, table_id=state.opened.table_id)
+
+
+def _stats_moved(state: RoundState, events: Sequence[StoredEvent]) -> bool:
+    return state.finished and any(e.type in ("RoundSettled", "RoundVoided") for e in events)
+
+
+def in_round_transaction(round_id: str, state: RoundState, events: Sequence[StoredEvent]) -> None:
+    """Inside the command's transaction: make the round's stats rows what its state implies."""
+    from casino.dashboard import stats
+
+    if _stats_moved(state, events):
+        stats.round_contribute(round_id=round_id, state=state)

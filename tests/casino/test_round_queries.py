@@ -3,8 +3,9 @@
 A classic round through the service path, one player, dealt from a stacked shoe so every
 command is known: open, the bet that closes betting and deals, a hit, and the stand that
 plays the dealer out, settles, reveals the seed and signs the receipt. Each budget is what
-the command costs now (docs/performance.md, "Service-path figures"); the on-commit work
-(publishing, the dashboard's stats) runs after the command's transaction and is not counted.
+the command costs now (docs/performance.md, "Service-path figures"). The dashboard's stats
+rows are written inside the settling command's transaction and are counted; the on-commit
+work (publishing, the stats ping, automatic flags) runs after it and is not counted.
 """
 
 from __future__ import annotations
