@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from django.db import connections
+
 from casino.eventstore.models import StoredEvent, format_recorded_at
 from casino.models import Round, RoundStatus
 from casino.roundmoney import recorded_nets_many, round_legs_problems
@@ -85,11 +87,53 @@ class Proof(NamedTuple):
     key_id: str
 
 
+class _FloatFound(ValueError):
+    pass
+
+
+def _refuse_float(text: str) -> Any:
+    raise _FloatFound(text)
+
+
+def _proofs_read(round_ids: Sequence[str]) -> tuple[dict[str, Proof], bool]:
+    """The chunk's proofs (receipts decoded in one call), and whether no receipt holds a float.
+
+    The receipt column is read as text on both databases (jsonb as ::text on PostgreSQL), so a
+    float, which the signer never writes, is noticed and the canonical JSON of the receipts
+    then takes its general path.
+    """
+    if not round_ids:
+        return {}, True
+    connection = connections[RoundProof.objects.db]
+    receipt = "receipt::text" if connection.vendor == "postgresql" else "receipt"
+    marks = ", ".join(["%s"] * len(round_ids))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT round_id, {receipt}, signature, key_id FROM {RoundProof._meta.db_table} "
+            f"WHERE round_id IN ({marks})",
+            list(round_ids),
+        )
+        rows = cursor.fetchall()
+    texts = [row[1] if isinstance(row[1], str) else json.dumps(row[1]) for row in rows]
+    page = "[" + ",".join(texts) + "]"
+    float_free = True
+    try:
+        receipts = json.loads(page, parse_float=_refuse_float, parse_constant=_refuse_float)
+    except _FloatFound:
+        float_free = False
+        receipts = json.loads(page)
+    proofs = {
+        round_id: Proof(receipt, signature, key)
+        for (round_id, _, signature, key), receipt in zip(rows, receipts, strict=True)
+    }
+    return proofs, float_free
+
+
 def _proofs(round_ids: Sequence[str]) -> dict[str, Proof]:
-    rows = RoundProof.objects.filter(round_id__in=round_ids).values_list(
-        "round_id", "receipt", "signature", "key_id"
-    )
-    return {round_id: Proof(receipt, signature, key) for round_id, receipt, signature, key in rows}
+    proofs: dict[str, Proof] = {}
+    for start in range(0, len(round_ids), AUDIT_CHUNK):
+        proofs.update(_proofs_read(round_ids[start : start + AUDIT_CHUNK])[0])
+    return proofs
 
 
 def bundle_events(stored: Sequence[StoredEvent]) -> list[dict[str, Any]]:
@@ -218,6 +262,7 @@ def _audit_one(
     events_read: list[dict[str, Any]],
     current: list[dict[str, Any]],
     float_free: bool,
+    receipts_float_free: bool,
     status: str,
     proof: Proof | None,
     recorded: dict[str, int],
@@ -272,7 +317,13 @@ def _audit_one(
     public = _public_key(proof.key_id)
     if public is not None:
         line["public_key"] = public
-    verified = verify_round(line, checks.keys, replay_check=replay, events_float_free=float_free)
+    verified = verify_round(
+        line,
+        checks.keys,
+        replay_check=replay,
+        float_free=receipts_float_free and float_free,
+        events_float_free=float_free,
+    )
     report.cards = verified.cards
     report.problems.extend(verified.failures)
     seed = proof.receipt.get("server_seed")
@@ -310,7 +361,7 @@ def audit(
     for start in range(0, len(round_ids), AUDIT_CHUNK):
         chunk = round_ids[start : start + AUDIT_CHUNK]
         read = load_bundle_events(chunk)
-        proofs = _proofs(chunk)
+        proofs, receipts_float_free = _proofs_read(chunk)
         statuses = dict(Round.objects.filter(id__in=chunk).values_list("id", "status"))
         nets = recorded_nets_many(chunk)
         for round_id in chunk:
@@ -320,6 +371,7 @@ def audit(
                     read.events[round_id],
                     read.current[round_id],
                     read.float_free,
+                    receipts_float_free,
                     statuses.get(round_id, "?"),
                     proofs.get(round_id),
                     nets[round_id],
