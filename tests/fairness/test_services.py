@@ -276,3 +276,33 @@ def test_any_sequence_of_rounds_and_refills_keeps_the_chain_rules(
     rounds = steps.count("round")
     chains = SeedChain.objects.filter(table_id=table)
     assert sum(c.next_index - 1 for c in chains) == rounds
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_signing_key_row_is_remembered_only_once_committed_and_per_key() -> None:
+    from django.conf import settings as django_settings
+    from django.test.utils import CaptureQueriesContext
+
+    services._forget_keys()
+    with transaction.atomic():
+        current = services.signing_key_current()
+        assert services._recorded_keys == {}  # not before its transaction commits
+    assert services._recorded_keys == {django_settings.RECEIPT_SIGNING_KEY: current}
+    with CaptureQueriesContext(connection) as queries:
+        assert services.signing_key_current() == current
+    assert len(queries) == 0
+
+    with override_settings(RECEIPT_SIGNING_KEY="ab" * 32):
+        with pytest.raises(RuntimeError), transaction.atomic():
+            services.signing_key_current()
+            raise RuntimeError("the command failed")
+        assert "ab" * 32 not in services._recorded_keys  # its row rolled back
+        assert list(SigningKey.objects.values_list("key_id", flat=True)) == [current.key_id]
+        rotated = services.signing_key_current()  # autocommit: recorded and remembered
+        assert rotated.key_id != current.key_id
+        assert services._recorded_keys["ab" * 32] == rotated
+    assert set(SigningKey.objects.values_list("key_id", flat=True)) == {
+        current.key_id,
+        rotated.key_id,
+    }
+    services._forget_keys()
