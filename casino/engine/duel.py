@@ -21,7 +21,7 @@ from casino.engine.events import (
 )
 from casino.engine.run import Run
 from casino.engine.settle import duel_payouts
-from casino.engine.state import DUELING, OPEN, Box
+from casino.engine.state import DUELING, OPEN
 
 
 def deal(run: Run) -> None:
@@ -41,27 +41,33 @@ def deal(run: Run) -> None:
     finish_if_done(run)
 
 
-def _own_box(run: Run, player_id: str) -> Box:
+def _own_box(run: Run, player_id: str) -> int:
+    """The index in state.boxes of the player's box, if its hand may still act."""
     s = run.state
     if s.phase != DUELING:
         raise DomainError(E.ACTION_NOT_ALLOWED, "the duel is not in play")
-    for box in s.boxes:
+    for i, box in enumerate(s.boxes):
         if box.player_id == player_id:
             if box.hands[0].status != OPEN:
                 raise DomainError(E.ACTION_NOT_ALLOWED, "your hand is already finished")
-            return box
+            return i
     raise DomainError(E.NOT_A_PARTICIPANT, "you are not in this duel")
 
 
 def hit(run: Run, player_id: str) -> None:
-    box = _own_box(run, player_id)
-    run.deal_player(player_id, box.box, 0, hidden=True)
+    index = _own_box(run, player_id)
+    position = run.state.next_position
+    card = run.card_source()(position)
+    # The box's index is known here: fold without searching the boxes again.
+    run.emit_duel_card(
+        PlayerCardDealt(position, card, player_id, run.state.boxes[index].box, 0, True), index
+    )
     finish_if_done(run)
 
 
 def stand(run: Run, player_id: str) -> None:
-    box = _own_box(run, player_id)
-    run.emit(PlayerStood(player_id, box.box, 0, False))
+    index = _own_box(run, player_id)
+    run.emit_duel_stood(PlayerStood(player_id, run.state.boxes[index].box, 0, False), index)
     finish_if_done(run)
 
 

@@ -224,6 +224,20 @@ def _player_card(s: RoundState, e: PlayerCardDealt) -> RoundState:
     )
 
 
+def fold_duel_card(s: RoundState, e: PlayerCardDealt, index: int) -> RoundState:
+    """_player_card for a duel hit when the decider already knows the box's index in
+    `s.boxes` and dealt the card from `s.next_position` itself. A duel has no hand in turn
+    (turn is -1), so the card never ends a turn: only the boxes and the position change."""
+    if s.turn >= 0 or e.position != s.next_position:  # not a duel hit: the general fold
+        return _player_card(s, e)
+    box = s.boxes[index]
+    hand = _add_card(box.hands[e.hand], e.card, e.position)
+    boxes = _replace_box(s.boxes, index, _replace_hand(box, e.hand, hand))
+    return tuple.__new__(
+        RoundState, (*s[:_BOXES], boxes, s.dealer, e.position + 1, *s[_NEXT + 1 :])
+    )
+
+
 def _dealer_card(s: RoundState, e: DealerCardDealt) -> RoundState:
     if e.position != s.next_position:
         _check_position(s, e.position)
@@ -407,6 +421,15 @@ def _stood(s: RoundState, e: PlayerStood) -> RoundState:
     if s.phase == DUELING:
         return _set_boxes(s, boxes)  # the duel timer keeps running for the others
     return _set_stood(s, boxes, -1, None)
+
+
+def fold_duel_stood(s: RoundState, e: PlayerStood, index: int) -> RoundState:
+    """_stood in a duel when the decider already knows the box's index (no search)."""
+    if s.phase != DUELING:
+        return _stood(s, e)
+    box = s.boxes[index]
+    hand = tuple.__new__(Hand, (*box.hands[e.hand][:-1], STOOD))  # status is the last field
+    return _set_boxes(s, _replace_box(s.boxes, index, _replace_hand(box, e.hand, hand)))
 
 
 def _doubled(s: RoundState, e: HandDoubled) -> RoundState:

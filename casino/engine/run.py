@@ -6,13 +6,22 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from casino.engine.errors import SHOE_REQUIRED, DomainError
-from casino.engine.events import BetPlaced, DealerCardDealt, Event, PlayerCardDealt, TurnStarted
+from casino.engine.events import (
+    BetPlaced,
+    DealerCardDealt,
+    Event,
+    PlayerCardDealt,
+    PlayerStood,
+    TurnStarted,
+)
 from casino.engine.evolve import (
     HANDLERS,
     fold_bets,
     fold_cards,
     fold_deal,
     fold_dealer_draw,
+    fold_duel_card,
+    fold_duel_stood,
     fold_turn,
 )
 from casino.engine.shoe import Shoe
@@ -58,6 +67,17 @@ class Run:
         """emit(TurnStarted) for the box at `index` of state.boxes (`evolve.fold_turn`)."""
         self.events.append(event)
         self.state = fold_turn(self.state, event, index)
+
+    def emit_duel_card(self, event: PlayerCardDealt, index: int) -> None:
+        """emit(event) for a duel hit to the box at `index` of state.boxes
+        (`evolve.fold_duel_card`: no box search)."""
+        self.events.append(event)
+        self.state = fold_duel_card(self.state, event, index)
+
+    def emit_duel_stood(self, event: PlayerStood, index: int) -> None:
+        """emit(event) for a duel stand of the box at `index` (`evolve.fold_duel_stood`)."""
+        self.events.append(event)
+        self.state = fold_duel_stood(self.state, event, index)
 
     def card_source(self) -> Callable[[int], str]:
         """The shoe's `card_at`, for callers that build a batch of card events (one call per
