@@ -209,7 +209,12 @@ def load_bundle_events(stream_ids: Iterable[str], *, using: str = DEFAULT_DB_ALI
             "(extract(epoch FROM recorded_at) * 1000000)::bigint, prev_hash, hash"
         )
     else:
-        columns = "stream_id, version, type, schema_version, data, recorded_at, prev_hash, hash"
+        # recorded_at as its stored text (an expression has no declared type, so the driver
+        # does not parse it into a datetime per row): parsed once per append below.
+        columns = (
+            "stream_id, version, type, schema_version, data, CAST(recorded_at AS TEXT), "
+            "prev_hash, hash"
+        )
     times: dict[Any, str] = {}
     with connection.cursor() as cursor:
         for start in range(0, len(ids), 500):
