@@ -66,7 +66,7 @@ def timed(ids):
 
 GROUPS = {  # check -> (file suffix, function name); cumulative time, the groups do not nest
     "engine re-enactment": ("casino/engine/audit.py", "reenact"),
-    "engine decode of stored events": ("casino/services.py", "stored_to_event"),
+    "engine decode of stored events": ("casino/audit.py", "_decode"),
     "engine fold (shared)": ("casino/audit.py", "_fold"),
     "settlement replay": ("fairness/replay.py", "check"),
     "ed25519": ("~", "<method 'verify' of 'cryptography.hazmat.bindings._rust.openssl."
@@ -74,7 +74,9 @@ GROUPS = {  # check -> (file suffix, function name); cumulative time, the groups
     "hash chain": ("fairness/checks.py", "check_event_chain"),
     "cards (shoe)": ("fairness/checks.py", "check_cards"),
     "ledger legs": ("casino/roundmoney.py", "round_legs_problems"),
-    "database reads": ("casino/eventstore/store.py", "load_many"),
+    "database reads: events": ("casino/eventstore/store.py", "load_bundle_events"),
+    "database reads: receipts": ("casino/audit.py", "_proofs_read"),
+    "database reads: ledger": ("casino/roundmoney.py", "recorded_nets_many"),
 }
 
 anchor = ed25519_anchor_us()

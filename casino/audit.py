@@ -258,6 +258,16 @@ def _fold(events: Sequence[Any]) -> tuple[list[Any], str | None]:
     return states, None
 
 
+def _decode(events_read: list[dict[str, Any]], current: list[dict[str, Any]]) -> list[Any]:
+    """The engine's events, from each event's data upcast to the current schema version."""
+    from casino.engine.events import event_from_dict
+
+    return [
+        event_from_dict({**data, "type": stored["type"]})
+        for stored, data in zip(events_read, current, strict=True)
+    ]
+
+
 def _audit_one(
     round_id: str,
     events_read: list[dict[str, Any]],
@@ -270,7 +280,6 @@ def _audit_one(
     checks: Checks,
 ) -> RoundAudit:
     from casino.engine.audit import reenact
-    from casino.engine.events import event_from_dict
     from casino.eventstore.integrity import verify_stream
     from casino.eventstore.store import load
 
@@ -278,11 +287,7 @@ def _audit_one(
     if not events_read:
         report.problems.append("events: the round has no events")
         return report
-    # Decoded once, for every check below (the data upcast to the current schema version).
-    events = [
-        event_from_dict({**data, "type": stored["type"]})
-        for stored, data in zip(events_read, current, strict=True)
-    ]
+    events = _decode(events_read, current)  # decoded once, for every check below
     report.problems.extend(round_legs_problems(round_id, events, recorded))
     states, refused = _fold(events)  # folded once, for the audit and the verifier's replay
     if refused is not None:

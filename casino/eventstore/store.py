@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -188,6 +189,20 @@ class BundleRead:
     float_free: bool
 
 
+_SQLITE_AT = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}", re.ASCII)
+
+
+def _recorded_at_text(value: Any) -> str:
+    """recorded_at as the hash contract writes it (YYYY-MM-DDTHH:MM:SS.ffffffZ).
+
+    SQLite's stored text of a naive UTC datetime with microseconds is rewritten as is (the same
+    characters parsing and formatting would give); anything else is parsed and formatted.
+    """
+    if isinstance(value, str) and _SQLITE_AT.fullmatch(value):
+        return f"{value[:10]}T{value[11:]}Z"
+    return format_recorded_at(recorded_at_from_db(value))
+
+
 def load_bundle_events(stream_ids: Iterable[str], *, using: str = DEFAULT_DB_ALIAS) -> BundleRead:
     """Several streams in one query per 500, as plain dicts in the shape a verifier reads.
 
@@ -239,7 +254,7 @@ def load_bundle_events(stream_ids: Iterable[str], *, using: str = DEFAULT_DB_ALI
                 rows, datas, strict=True
             ):
                 if (text := times.get(at)) is None:
-                    text = times[at] = format_recorded_at(recorded_at_from_db(at))
+                    text = times[at] = _recorded_at_text(at)
                 events[stream_id].append(
                     {
                         "stream": stream_id,
