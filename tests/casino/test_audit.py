@@ -247,3 +247,56 @@ def test_a_re_chained_and_re_signed_payout_the_rules_do_not_give_is_caught(
         p.startswith(f"replay: the rule engine settles version {settled.version} (RoundSettled)")
         for p in problems
     ), problems
+
+
+def test_a_payout_stored_as_an_equal_float_is_caught(rounds: list[str]) -> None:
+    """The audit hashes float-free pages through orjson; a float (which append never writes)
+    sends the page down canonical JSON's general path, and the hash no longer matches."""
+    target = rounds[1]
+    settled = StoredEvent.objects.get(stream_id=target, type="RoundSettled")
+    data = json.loads(json.dumps(settled.data))
+    gross = data["hands"][0]["gross_return"]
+    text = json.dumps(data).replace(f'"gross_return": {gross}', f'"gross_return": {gross}.0', 1)
+    assert f"{gross}.0" in text
+    tamper(
+        "UPDATE eventstore_storedevent SET data = %s WHERE position = %s", [text, settled.position]
+    )
+    assert problems_of(target)[0].startswith(
+        f"event hash: version {settled.version} (RoundSettled) records {settled.hash}, recomputed "
+    )
+    code, result = run_audit()
+    failed = [p["round"] for p in result["problems"]]  # type: ignore[union-attr]
+    assert code == 1 and failed == [target]
+
+
+def test_a_receipt_payout_stored_as_an_equal_float_fails_the_signature(
+    rounds: list[str],
+) -> None:
+    from fairness.models import RoundProof
+
+    proof = RoundProof.objects.get(round_id=rounds[0])
+    gross = proof.receipt["payouts"]["hands"][0]["gross_return"]
+    text = json.dumps(proof.receipt).replace(
+        f'"gross_return": {gross}', f'"gross_return": {gross}.0', 1
+    )
+    tamper("UPDATE fairness_roundproof SET receipt = %s WHERE id = %s", [text, proof.pk])
+    problems = problems_of(rounds[0])
+    assert problems[0] == (
+        f"signature: not a valid Ed25519 signature of this receipt by key {proof.key_id}"
+    )
+    assert problems[1].startswith("outcome: the receipt's payouts differ from the settled event's")
+    assert len(problems) == 2
+
+
+def test_a_changed_prev_hash_link_of_a_finished_round_is_caught(rounds: list[str]) -> None:
+    target = rounds[2]
+    event = StoredEvent.objects.get(stream_id=target, version=4)
+    forged = "f" * 64
+    tamper(
+        "UPDATE eventstore_storedevent SET prev_hash = %s WHERE position = %s",
+        [forged, event.position],
+    )
+    assert problems_of(target) == [
+        f"event hash: version 4 ({event.type}) records prev_hash {forged}, "
+        f"expected {StoredEvent.objects.get(stream_id=target, version=3).hash}"
+    ]
