@@ -60,7 +60,6 @@ def publish_round(round_id: str, state: RoundState, events: Sequence[StoredEvent
     first, last = events[0].version, events[-1].version
     types = [e.type for e in events]
     participants = [p.player_id for p in state.opened.participants]
-    send = async_to_sync(layer.group_send)
     public = message(
         state=state, viewer=Viewer("public"), from_version=first, version=last, types=types
     )
@@ -71,15 +70,17 @@ def publish_round(round_id: str, state: RoundState, events: Sequence[StoredEvent
         "version": last,
     }
     # Serialized once here: the layer then copies one string per socket, not a nested dict.
-    send(
-        table_group(state.opened.table_id),
-        {
-            "type": "round.public",
-            "participants": participants,
-            "meta": meta,
-            "text": json.dumps(public),
-        },
-    )
+    sends: list[tuple[str, dict[str, Any]]] = [
+        (
+            table_group(state.opened.table_id),
+            {
+                "type": "round.public",
+                "participants": participants,
+                "meta": meta,
+                "text": json.dumps(public),
+            },
+        )
+    ]
     for player_id in participants:
         own = message(
             state=state,
@@ -88,10 +89,20 @@ def publish_round(round_id: str, state: RoundState, events: Sequence[StoredEvent
             version=last,
             types=types,
         )
-        send(
-            player_group(player_id),
-            {"type": "round.private", "meta": meta, "text": json.dumps(own)},
+        sends.append(
+            (
+                player_group(player_id),
+                {"type": "round.private", "meta": meta, "text": json.dumps(own)},
+            )
         )
+    # One crossing into the event loop per command (each crossing costs a thread handoff),
+    # the group sends in order inside it: the table's first, then each player's.
+    async_to_sync(_send_all)(layer, sends)
+
+
+async def _send_all(layer: Any, sends: Sequence[tuple[str, dict[str, Any]]]) -> None:
+    for group, payload in sends:
+        await layer.group_send(group, payload)
 
 
 def round_messages(
