@@ -82,19 +82,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unknown benchmark(s): {', '.join(unknown)} (have: {', '.join(names)})")
     collected: dict[str, Any] = {}
     failed = 0
-    for name in chosen:
-        try:
-            figures = run_one(name, quick=args.quick)
-        except Exception as exc:  # one broken bench must not hide the others' figures
-            failed += 1
-            figures = {"bench": name, "error": f"{type(exc).__name__}: {exc}"}
-        else:
-            if figures.get("failed_seeds"):  # the soak found a seed that breaks an invariant
+    json_out = sys.stdout
+    if args.json:  # stdout carries the one JSON object only: what benches print goes to stderr
+        sys.stdout = sys.stderr
+    try:
+        for name in chosen:
+            try:
+                figures = run_one(name, quick=args.quick)
+            except Exception as exc:  # one broken bench must not hide the others' figures
                 failed += 1
-        if args.json:
-            collected.update({f"{name}.{key}": value for key, value in figures.items()})
-        else:
-            _print_readable(figures)
+                figures = {"bench": name, "error": f"{type(exc).__name__}: {exc}"}
+            else:
+                if figures.get("failed_seeds"):  # the soak found a seed that breaks an invariant
+                    failed += 1
+            if args.json:
+                collected.update({f"{name}.{key}": value for key, value in figures.items()})
+            else:
+                _print_readable(figures)
+    finally:
+        sys.stdout = json_out
     if args.json:
         print(json.dumps(collected, sort_keys=True), flush=True)
     return 1 if failed else 0
