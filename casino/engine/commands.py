@@ -1,4 +1,7 @@
-"""Commands: what a player, the table or the clock asks for. `decide` turns them into events."""
+"""Commands: what a player, the table or the clock asks for. `decide` turns them into events.
+
+Like the events, they are frozen slots dataclasses with `fastdata.fast_init`'s cheaper
+`__init__`: the simulator builds an OpenRound every round (and a table every round too)."""
 
 from __future__ import annotations
 
@@ -6,8 +9,10 @@ from dataclasses import dataclass
 from typing import TypeAlias
 
 from casino.engine.events import Participant, RoundOptions
+from casino.engine.fastdata import fast_init
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class OpenRound:
     """Open a round. For `duel` every stake is placed and the cards dealt at once (needs a shoe)."""
@@ -22,6 +27,7 @@ class OpenRound:
     options: RoundOptions
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class PlaceBet:
     """One amount per betting box (0 = box left empty). The last bet closes betting and deals.
@@ -33,6 +39,7 @@ class PlaceBet:
     amounts: tuple[int, ...]
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class TakeInsurance:
     """Insure `box`. amount None = half the bet (the only amount classic/atlantic_city allow)."""
@@ -42,6 +49,7 @@ class TakeInsurance:
     amount: int | None = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class DeclineInsurance:
     """Decline insurance or even money on `box`."""
@@ -50,12 +58,14 @@ class DeclineInsurance:
     box: int = 0
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class TakeEvenMoney:
     player_id: str
     box: int = 0
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Hit:
     """Draw a card. With the safety net on, a risky hit needs confirm=True (seed 000)."""
@@ -64,26 +74,31 @@ class Hit:
     confirm: bool = False
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Stand:
     player_id: str
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Double:
     player_id: str
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Split:
     player_id: str
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Timeout:
     """Apply whatever an expired deadline implies (nothing if none expired)."""
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class VoidRound:
     """Malfunction voids all pays and plays (seeds 000, 002): refund and reverse everything."""
@@ -92,6 +107,7 @@ class VoidRound:
     evidence: str = ""
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class RevealSeed:
     """Record the server seed after the round ended; it must hash to the commitment."""

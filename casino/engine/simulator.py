@@ -230,11 +230,21 @@ def play_banked_round(
 _OPEN_OFFERS: Final = (INS_OFFERED, INS_EVEN_MONEY_OFFERED)
 
 
-def play_duel_round(shoe: Shoe, opening: OpenRound, strategy: DuelStrategy) -> RoundState:
-    """One duel: each seat in turn hits by `strategy` until it stands or busts."""
+def play_duel_round(
+    shoe: Shoe,
+    opening: OpenRound,
+    strategy: DuelStrategy,
+    moves: list[tuple[Hit, Stand]] | None = None,
+) -> RoundState:
+    """One duel: each seat in turn hits by `strategy` until it stands or busts.
+
+    `moves` (each seat's Hit and Stand) may be passed in to be reused across rounds
+    (run_chunk does: commands are immutable, and building them was a cost of every round).
+    """
     _, state = step(None, opening, _NOW, shoe)
-    for seat, participant in enumerate(opening.participants):
-        hit, stand = Hit(participant.player_id), Stand(participant.player_id)
+    if moves is None:
+        moves = _duel_moves(opening.participants)
+    for seat, (hit, stand) in enumerate(moves):
         while state.settlement is None:
             hand = state.boxes[seat].hands[0]
             if hand.status != OPEN:
@@ -243,6 +253,10 @@ def play_duel_round(shoe: Shoe, opening: OpenRound, strategy: DuelStrategy) -> R
             hits = strategy.hits(hand.hard + 10 if hand.has_ace and hand.hard <= 11 else hand.hard)
             _, state = step(state, hit if hits else stand, _NOW, shoe)
     return state
+
+
+def _duel_moves(participants: tuple[Participant, ...]) -> list[tuple[Hit, Stand]]:
+    return [(Hit(p.player_id), Stand(p.player_id)) for p in participants]
 
 
 def run_chunk(config: SimulationConfig, chunk: int) -> dict[str, Any]:
@@ -270,13 +284,14 @@ def run_chunk(config: SimulationConfig, chunk: int) -> dict[str, Any]:
     seat_r2 = [0] * seats
     bot = BankedBot(rules)
     commands = _commands_for(bets.player_id)
+    moves = _duel_moves(participants)
     for nonce in range(first + 1, first + count + 1):
         opening = OpenRound(
             f"sim-{nonce}", "sim", rules.name, "sim", nonce, commitment, participants, options
         )
         shoe = shoe_for(nonce)
         if duel:
-            state = play_duel_round(shoe, opening, strategy)
+            state = play_duel_round(shoe, opening, strategy, moves)
         else:
             state = play_banked_round(rules, shoe, opening, bets, bot, commands)
         settled = state.settlement
