@@ -291,11 +291,13 @@ def fold_deal(s: RoundState, events: list[PlayerCardDealt | DealerCardDealt]) ->
     if s.next_position != 0 or len(events) != 2 * width:
         return fold_cards(s, events)  # not a first deal: the general fold
     dealt = tuple(
-        tuple.__new__(
-            Box,
-            (*b[:3], (_two_cards(b.hands[0], events[i], events[width + i]),), *b[4:]),
-        )
-        for i, b in enumerate(boxes)
+        [  # a list display, not a generator: tuple() of a list skips the generator's frames
+            tuple.__new__(
+                Box,
+                (*b[:3], (_two_cards(b.hands[0], events[i], events[width + i]),), *b[4:]),
+            )
+            for i, b in enumerate(boxes)
+        ]
     )
     dealer = _two_cards(s.dealer, events[n], events[width + n]) if width > n else s.dealer
     return _set_cards(s, dealt, dealer, 2 * width, s.turn, s.deadline_ms)
