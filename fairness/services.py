@@ -382,6 +382,11 @@ def round_proof_create(*, round_id: str, events: Sequence[Mapping[str, Any]]) ->
     stream; the settled receipt a player may hold still verifies against the prefix it
     names, and the proof served from then on is the voided one.
     """
+    existing = RoundProof.objects.filter(round_id=round_id).first()
+    if existing is not None and (
+        not events or events[-1]["version"] <= existing.receipt["final_event_version"]
+    ):
+        return existing
     bundle_events = [{k: e[k] for k in BUNDLE_EVENT_KEYS} for e in events]
     types = [e["type"] for e in bundle_events]
     ends_revealed = bool(types) and types[-1] == "ServerSeedRevealed"
@@ -392,12 +397,6 @@ def round_proof_create(*, round_id: str, events: Sequence[Mapping[str, Any]]) ->
             code="round_not_finished",
             status_code=409,
         )
-    existing = RoundProof.objects.filter(round_id=round_id).first()
-    if (
-        existing is not None
-        and existing.receipt["final_event_version"] >= (bundle_events[-1]["version"])
-    ):
-        return existing
     receipt = receipt_from_events(bundle_events[0]["stream"], bundle_events)
     signature, key = _sign(receipt)
     signer, public_key = key.key_id, key.public_key
