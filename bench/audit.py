@@ -19,10 +19,10 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
+
+from bench._scratch import scratch_database
 
 ROOT = Path(__file__).resolve().parent.parent
 # (rule set, seats); the first is the headline figure's like-for-like with earlier runs.
@@ -114,22 +114,8 @@ print(json.dumps(result))
 """
 
 
-def _scratch_database() -> tuple[str, str]:
-    """(DATABASE_URL for the bench, a description). Recreates the PostgreSQL scratch db."""
-    base = os.environ.get("DATABASE_URL", "")
-    if base.startswith("postgres"):
-        parsed = urlparse(base)
-        name = f"{parsed.path.lstrip('/') or 'casino'}_auditbench"
-        admin = parsed._replace(path="/postgres").geturl()
-        for sql in (f"DROP DATABASE IF EXISTS {name}", f"CREATE DATABASE {name}"):
-            subprocess.run(["psql", admin, "-qc", sql], check=True, capture_output=True)
-        return parsed._replace(path=f"/{name}").geturl(), f"PostgreSQL ({name})"
-    path = Path(tempfile.mkdtemp(prefix="auditbench-")) / "bench.sqlite3"
-    return f"sqlite:///{path}", "SQLite (embedded default, temporary file)"
-
-
 def run(quick: bool) -> dict[str, Any]:
-    url, database = _scratch_database()
+    url, database = scratch_database("auditbench")
     env = {**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "casino.settings"}
     env.pop("REDIS_URL", None)  # the service path only: no publishing, eager tasks
     python = sys.executable

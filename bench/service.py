@@ -14,10 +14,10 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
+
+from bench._scratch import scratch_database
 
 ROOT = Path(__file__).resolve().parent.parent
 RULESETS = (("classic", 1), ("atlantic_city", 1), ("duel_classic", 3), ("duel", 3))
@@ -83,22 +83,8 @@ print(json.dumps({
 """
 
 
-def _scratch_database() -> tuple[str, str]:
-    """(DATABASE_URL for the bench, a description). Recreates the PostgreSQL scratch db."""
-    base = os.environ.get("DATABASE_URL", "")
-    if base.startswith("postgres"):
-        parsed = urlparse(base)
-        name = f"{parsed.path.lstrip('/') or 'casino'}_servicebench"
-        admin = parsed._replace(path="/postgres").geturl()
-        for sql in (f"DROP DATABASE IF EXISTS {name}", f"CREATE DATABASE {name}"):
-            subprocess.run(["psql", admin, "-qc", sql], check=True, capture_output=True)
-        return parsed._replace(path=f"/{name}").geturl(), f"PostgreSQL ({name})"
-    path = Path(tempfile.mkdtemp(prefix="servicebench-")) / "bench.sqlite3"
-    return f"sqlite:///{path}", "SQLite (WAL, temporary file)"
-
-
 def run(quick: bool) -> dict[str, Any]:
-    url, database = _scratch_database()
+    url, database = scratch_database("servicebench")
     env = {**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "casino.settings"}
     env.pop("REDIS_URL", None)  # the service path only: no publishing, eager tasks
     python = sys.executable
