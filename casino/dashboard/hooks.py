@@ -1,8 +1,9 @@
 """Hooks of the round service: the public stats rows, automatic flags and the stats ping.
 
 `in_round_transaction` (`casino.notify.add_in_transaction`) writes a finished round's stats
-contributions inside the command's own transaction, so they commit (or roll back) with the
-round and cost no transaction of their own. `after_round_commit` (`add_publisher`) runs only
+contributions inside the command's own transaction (in a savepoint), so they commit or roll
+back with the round and cost no transaction of their own, while a failure of theirs alone is
+logged and never fails the round. `after_round_commit` (`add_publisher`) runs only
 for committed round events: a malfunction void or a win above
 `settings.REVIEW_WIN_THRESHOLD_MICRO` flags the round, and a finished round pings the stats
 WebSocket group.
@@ -15,6 +16,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from django.conf import settings
+from django.db import transaction
 
 from casino.engine.events import RoundSettled
 from casino.engine.state import RoundState
@@ -69,5 +71,13 @@ def in_round_transaction(round_id: str, state: RoundState, events: Sequence[Stor
     """Inside the command's transaction: make the round's stats rows what its state implies."""
     from casino.dashboard import stats
 
-    if _stats_moved(state, events):
-        stats.round_contribute(round_id=round_id, state=state)
+    if not _stats_moved(state, events):
+        return
+    # In a savepoint: a failing stats write is logged and undone on its own (`rebuild_stats`
+    # restores the rows). It never fails the command, which would void a played round as a
+    # malfunction over a dashboard figure.
+    try:
+        with transaction.atomic():
+            stats.round_contribute(round_id=round_id, state=state)
+    except Exception:
+        logger.exception("stats rows of round %s not written", round_id)

@@ -4,7 +4,8 @@ A classic round through the service path, one player, dealt from a stacked shoe 
 command is known: open, the bet that closes betting and deals, a hit, and the stand that
 plays the dealer out, settles, reveals the seed and signs the receipt. Each budget is what
 the command costs now (docs/performance.md, "Service-path figures"). The dashboard's stats
-rows are written inside the settling command's transaction and are counted; the on-commit
+rows are written inside the settling command's transaction, in a savepoint of their own (2
+statements: a failing stats write must not void the round), and are counted; the on-commit
 work (publishing, the stats ping, automatic flags) runs after it and is not counted.
 """
 
@@ -30,8 +31,8 @@ Stack = Callable[[Sequence[str]], None]
 
 # Queries inside each command's transaction (its BEGIN/COMMIT, or savepoints under a test).
 BUDGET = {
-    "sqlite": {"open": 11, "deal": 12, "hit": 7, "settling_stand": 18},
-    "postgresql": {"open": 11, "deal": 8, "hit": 6, "settling_stand": 15},
+    "sqlite": {"open": 11, "deal": 12, "hit": 7, "settling_stand": 20},
+    "postgresql": {"open": 11, "deal": 8, "hit": 6, "settling_stand": 17},
 }
 
 

@@ -1,0 +1,47 @@
+"""A failing stats write never fails the round it describes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pytest
+from django.db import connection
+
+from casino import services
+from casino.dashboard import stats
+from casino.engine.commands import Double, PlaceBet
+from casino.engine.rules import USDC
+from casino.models import Round, RoundStatus
+from ledger.reconcile import ledger_reconcile
+from tests.casino.conftest import available, make_player, make_table
+
+pytestmark = pytest.mark.django_db
+
+Stack = Callable[[Sequence[str]], None]
+
+
+def test_a_database_error_in_the_stats_write_leaves_the_settled_round_standing(
+    stack_shoe: Stack,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    def broken(**kwargs: Any) -> None:
+        # A real database error: on PostgreSQL it aborts the transaction it runs in.
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT * FROM no_such_stats_table")
+
+    monkeypatch.setattr(stats, "round_contribute", broken)
+    stack_shoe(["9H", "5C", "7D", "TS", "4S", "2H"])
+    ann = make_player("ann")
+    round_id = services.round_open(table=make_table("classic"), players=[ann]).round.id
+    services.round_command(round_id=round_id, command=PlaceBet(str(ann.pk), (10 * USDC,)))
+    with django_capture_on_commit_callbacks(execute=True):
+        result = services.round_command(round_id=round_id, command=Double(str(ann.pk)))
+    # The double wins 20 against the dealer's 17: settled and paid, not voided.
+    assert result.state.phase == "settled"
+    assert Round.objects.get(id=round_id).status == RoundStatus.SETTLED
+    assert available(ann) == 120 * USDC
+    assert ledger_reconcile().ok
+    assert f"stats rows of round {round_id} not written" in caplog.text
