@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from urllib.parse import urlparse
@@ -25,3 +26,18 @@ def scratch_database(name: str) -> tuple[str, str]:
         return parsed._replace(path=f"/{db}").geturl(), f"PostgreSQL ({db})"
     path = Path(tempfile.mkdtemp(prefix=f"{name}-")) / "bench.sqlite3"
     return f"sqlite:///{path}", "SQLite (WAL, temporary file)"
+
+
+def migrated_scratch(name: str) -> tuple[dict[str, str], str]:
+    """(environment for the bench's subprocesses, a description) of a migrated scratch database.
+
+    Without REDIS_URL: the service path only, no publishing, eager tasks.
+    """
+    url, description = scratch_database(name)
+    env = {**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "casino.settings"}
+    env.pop("REDIS_URL", None)
+    root = Path(__file__).resolve().parent.parent
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput", "-v0"], cwd=root, env=env, check=True
+    )
+    return env, description

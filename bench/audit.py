@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench._scratch import scratch_database
+from bench._scratch import migrated_scratch
 
 ROOT = Path(__file__).resolve().parent.parent
 # (rule set, seats); the first is the headline figure's like-for-like with earlier runs.
@@ -115,13 +115,8 @@ print(json.dumps(result))
 
 
 def run(quick: bool) -> dict[str, Any]:
-    url, database = scratch_database("auditbench")
-    env = {**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "casino.settings"}
-    env.pop("REDIS_URL", None)  # the service path only: no publishing, eager tasks
+    env, database = migrated_scratch("auditbench")
     python = sys.executable
-    subprocess.run(
-        [python, "manage.py", "migrate", "--noinput", "-v0"], cwd=ROOT, env=env, check=True
-    )
     rounds, repeats = (12, 3) if quick else (100, 5)
     rulesets = RULESETS
     out = subprocess.run(

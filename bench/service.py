@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench._scratch import scratch_database
+from bench._scratch import migrated_scratch
 
 ROOT = Path(__file__).resolve().parent.parent
 RULESETS = (("classic", 1), ("atlantic_city", 1), ("duel_classic", 3), ("duel", 3))
@@ -84,13 +84,8 @@ print(json.dumps({
 
 
 def run(quick: bool) -> dict[str, Any]:
-    url, database = scratch_database("servicebench")
-    env = {**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "casino.settings"}
-    env.pop("REDIS_URL", None)  # the service path only: no publishing, eager tasks
+    env, database = migrated_scratch("servicebench")
     python = sys.executable
-    subprocess.run(
-        [python, "manage.py", "migrate", "--noinput", "-v0"], cwd=ROOT, env=env, check=True
-    )
     rounds = 20 if quick else 200
     figures: dict[str, Any] = {
         "conditions": f"{os.cpu_count()} cores, {database}, 1 process, fair shoe, "

@@ -27,6 +27,15 @@ from casino.client import Feed, feed_url
 from tests.api.conftest import fast_passwords, stack  # noqa: F401 (fixtures)
 from tests.e2e.conftest import ROOT, base_env, free_port
 
+# What a test against real servers, a real worker and its own Redis needs (CI's second pass).
+REAL_SERVICES = [
+    pytest.mark.postgres,
+    pytest.mark.redis,
+    pytest.mark.worker,
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+]
+
 HOOKED_SERVE = Path(__file__).with_name("hooked_serve.py")
 
 

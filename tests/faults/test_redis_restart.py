@@ -26,6 +26,7 @@ from casino.models import Round, RoundStatus, Table
 from casino.tables import table_deal
 from tests.api.conftest import make_player
 from tests.faults.conftest import (
+    REAL_SERVICES,
     OwnRedis,
     Services,
     assert_consistent,
@@ -34,13 +35,7 @@ from tests.faults.conftest import (
     wait_until,
 )
 
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.redis,
-    pytest.mark.worker,
-    pytest.mark.slow,
-    pytest.mark.django_db(transaction=True),
-]
+pytestmark = REAL_SERVICES
 
 
 def stored_versions(round_id: str) -> set[int]:

@@ -21,21 +21,21 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 from django.db import connection
 
 from casino.eventstore.models import StoredEvent
 from ledger.models import IdempotencyRecord
 from tests.api.conftest import make_player
-from tests.faults.conftest import Client, Services, assert_consistent, login, wait_until
+from tests.faults.conftest import (
+    REAL_SERVICES,
+    Client,
+    Services,
+    assert_consistent,
+    login,
+    wait_until,
+)
 
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.redis,
-    pytest.mark.worker,
-    pytest.mark.slow,
-    pytest.mark.django_db(transaction=True),
-]
+pytestmark = REAL_SERVICES
 
 
 def round_waiting_for_my_hit(client: Client, user_id: str) -> str:

@@ -28,7 +28,6 @@ import sys
 import time
 from typing import Any
 
-import pytest
 import redis
 from celery import Celery
 
@@ -37,15 +36,9 @@ from casino.models import Round, RoundStatus
 from casino.tables import table_create
 from tests.api.conftest import make_player
 from tests.e2e.conftest import ROOT
-from tests.faults.conftest import Services, assert_consistent, wait_until
+from tests.faults.conftest import REAL_SERVICES, Services, assert_consistent, wait_until
 
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.redis,
-    pytest.mark.worker,
-    pytest.mark.slow,
-    pytest.mark.django_db(transaction=True),
-]
+pytestmark = REAL_SERVICES
 
 DECISION_MS = 30_000
 LEFT_MS = 5_000  # the timer ends this long after the round is opened
