@@ -212,10 +212,9 @@ class TableConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
 
         from casino import tables
         from casino.api import rounds as rest
-        from casino.api.common import round_body
+        from casino.api.common import own_round_body
         from casino.api.idempotency import idempotent_command
         from casino.api.tables import TableDealApi
-        from casino.engine.views import view
         from casino.errors import ApplicationError
         from casino.models import RoundPlayer, Table
         from casino.services import round_command
@@ -258,12 +257,7 @@ class TableConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
 
             def perform_deal() -> tuple[int, dict[str, Any]]:
                 result = tables.table_deal(table=table, user=user, mode=mode, bets=bets)
-                return 200, round_body(
-                    round_id=result.round.id,
-                    version=result.round.version,
-                    status=result.round.status,
-                    view=view(result.state, Viewer("player", player_id)),
-                )
+                return 200, own_round_body(result, player_id)
 
             return idempotent_command(
                 user_id=int(player_id),
@@ -303,12 +297,7 @@ class TableConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
 
         def perform() -> tuple[int, dict[str, Any]]:
             result = round_command(round_id=round_id, command=command)
-            return 200, round_body(
-                round_id=round_id,
-                version=result.round.version,
-                status=result.round.status,
-                view=view(result.state, Viewer("player", player_id)),
-            )
+            return 200, own_round_body(result, player_id)
 
         return idempotent_command(
             user_id=int(player_id),

@@ -12,8 +12,10 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
+from casino.engine.views import Viewer, view
 from casino.errors import ApplicationError
 from casino.models import Round, RoundPlayer, Table
+from casino.services import RoundResult
 
 ROUND_ID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
@@ -30,6 +32,16 @@ class RoundOut(serializers.Serializer[Any]):
 def round_body(*, round_id: str, version: int, status: str, view: dict[str, Any]) -> dict[str, Any]:
     return dict(
         RoundOut({"round_id": round_id, "version": version, "status": status, "view": view}).data
+    )
+
+
+def own_round_body(result: RoundResult, player_id: str) -> dict[str, Any]:
+    """A command's answer: the round as the player who sent it sees it now."""
+    return round_body(
+        round_id=result.round.id,
+        version=result.round.version,
+        status=result.round.status,
+        view=view(result.state, Viewer("player", player_id)),
     )
 
 

@@ -14,7 +14,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from casino import selectors, services
-from casino.api.common import GameApi, RoundOut, round_body, round_for_player, user_pk
+from casino.api.common import (
+    GameApi,
+    RoundOut,
+    own_round_body,
+    round_body,
+    round_for_player,
+    user_pk,
+)
 from casino.api.idempotency import HEADER, idempotent_response
 from casino.engine.commands import (
     Command,
@@ -26,7 +33,6 @@ from casino.engine.commands import (
     TakeEvenMoney,
     TakeInsurance,
 )
-from casino.engine.views import Viewer, view
 from casino.models import Round
 from ledger.apis import AmountField
 
@@ -68,12 +74,7 @@ class _ActionApi(GameApi):
 
         def perform() -> tuple[int, dict[str, Any]]:
             result = services.round_command(round_id=found.id, command=command)
-            return 200, round_body(
-                round_id=found.id,
-                version=result.round.version,
-                status=result.round.status,
-                view=view(result.state, Viewer("player", player_id)),
-            )
+            return 200, own_round_body(result, player_id)
 
         return idempotent_response(
             request,

@@ -10,10 +10,16 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from casino import selectors, tables
-from casino.api.common import GameApi, RoundOut, request_user, round_body, table_get, user_pk
+from casino.api.common import (
+    GameApi,
+    RoundOut,
+    own_round_body,
+    request_user,
+    table_get,
+    user_pk,
+)
 from casino.api.idempotency import HEADER, idempotent_response
 from casino.engine.rules import RULESETS
-from casino.engine.views import Viewer, view
 from casino.errors import ApplicationError
 from casino.models import Table
 from ledger.apis import AmountField, AmountOutField, staff_permission
@@ -262,12 +268,7 @@ class TableDealApi(GameApi):
             result = tables.table_deal(
                 table=table, user=request_user(request), mode=mode, bets=bets
             )
-            return 200, round_body(
-                round_id=result.round.id,
-                version=result.round.version,
-                status=result.round.status,
-                view=view(result.state, Viewer("player", player_id)),
-            )
+            return 200, own_round_body(result, player_id)
 
         return idempotent_response(
             request,
