@@ -8,18 +8,21 @@ from casino.engine.commands import Double, Hit, Split, Stand
 from casino.engine.errors import DomainError
 from casino.engine.events import (
     DealerCardDealt,
-    DealerPeeked,
     EvenMoneyTaken,
     HandDoubled,
     HandSplit,
-    HoleCardRevealed,
     InsuranceDeclined,
     InsuranceOffered,
     InsuranceTaken,
     PlayerCardDealt,
     PlayerStood,
     RoundSettled,
-    TurnStarted,
+    new_dealer_card,
+    new_dealer_peeked,
+    new_hole_card_revealed,
+    new_player_card,
+    new_player_stood,
+    new_turn_started,
 )
 from casino.engine.insurance import insurance_offer
 from casino.engine.rules import INSURANCE_HALF, INSURANCE_NONE
@@ -50,10 +53,10 @@ def deal(run: Run) -> None:
     for round_of_cards in (0, 1):
         for box in s.boxes:
             cards.append(
-                PlayerCardDealt(position, card_at(position), box.player_id, box.box, 0, False)
+                new_player_card(position, card_at(position), box.player_id, box.box, 0, False)
             )
             position += 1
-        cards.append(DealerCardDealt(position, card_at(position), round_of_cards == hole))
+        cards.append(new_dealer_card(position, card_at(position), round_of_cards == hole))
         position += 1
     run.emit_deal(cards)  # one fold for the whole deal (the same state as card by card)
     _after_deal(run)
@@ -83,7 +86,7 @@ def _after_insurance(run: Run) -> None:
     if CARD_POINTS[dealer.cards[1 - s.rules.hole_card_index]] in s.rules.peek_up_points:
         # Two cards, never split: a blackjack is an ace and a ten (Hand.is_blackjack, inlined)
         blackjack = dealer.hard == 11 and dealer.has_ace
-        run.emit(DealerPeeked(blackjack))
+        run.emit(new_dealer_peeked(blackjack))
         if blackjack:
             _reveal_hole(run)
             settle(run)
@@ -95,7 +98,7 @@ def _reveal_hole(run: Run) -> None:
     s = run.state
     if not s.revealed:
         index = s.rules.hole_card_index
-        run.emit(HoleCardRevealed(s.dealer.positions[index], s.dealer.cards[index]))
+        run.emit(new_hole_card_revealed(s.dealer.positions[index], s.dealer.cards[index]))
 
 
 def next_turn(run: Run) -> None:
@@ -106,7 +109,7 @@ def next_turn(run: Run) -> None:
         for index, hand in enumerate(box.hands):
             if hand.status == OPEN:
                 deadline = run.now_ms + s.rules.turn_timeout_ms
-                run.emit_turn(TurnStarted(box.player_id, box.box, index, deadline), i)
+                run.emit_turn(new_turn_started(box.player_id, box.box, index, deadline), i)
                 return
     _dealer_plays(run)
 
@@ -135,7 +138,7 @@ def _dealer_plays(run: Run) -> None:
             if card_at is None:
                 card_at = run.card_source()
             card = card_at(position)
-            drawn.append(DealerCardDealt(position, card, False))
+            drawn.append(new_dealer_card(position, card, False))
             position += 1
             points = CARD_POINTS[card]
             hard += points
@@ -253,7 +256,7 @@ def hit(run: Run, command: Hit, safety_net: bool) -> None:
 
 def stand(run: Run, command: Stand) -> None:
     box, index, _ = _turn_hand(run, command.player_id)
-    run.emit(PlayerStood(box.player_id, box.box, index, False))
+    run.emit(new_player_stood(box.player_id, box.box, index, False))
     next_turn(run)
 
 

@@ -36,8 +36,6 @@ from casino.engine.commands import (
 )
 from casino.engine.errors import DomainError
 from casino.engine.events import (
-    BetPlaced,
-    BettingClosed,
     Event,
     Participant,
     PlayerAmount,
@@ -46,6 +44,8 @@ from casino.engine.events import (
     RoundVoided,
     ServerSeedRevealed,
     client_material,
+    new_bet_placed,
+    new_betting_closed,
 )
 from casino.engine.evolve import ReplayError, evolve, replay
 from casino.engine.rules import DUEL, RULESETS, RuleSet
@@ -237,7 +237,7 @@ def _open(command: OpenRound, now_ms: int, shoe: Shoe | None) -> tuple[list[Even
     run.events.append(opened)
     if rules.kind == DUEL:  # 004: "all players betting the set limit", then the deal
         stake = command.options.stake
-        run.emit_bets([BetPlaced(p.player_id, 0, stake) for p in command.participants])
+        run.emit_bets([new_bet_placed(p.player_id, 0, stake) for p in command.participants])
         _close_and_deal(run)
     return run.events, run.state
 
@@ -265,7 +265,7 @@ def _place_bet(run: Run, command: PlaceBet) -> None:
         raise DomainError(E.INSUFFICIENT_STAKE, "place at least the table minimum")
     for box, amount in enumerate(amounts):
         if amount:
-            run.emit(BetPlaced(command.player_id, box, amount))
+            run.emit(new_bet_placed(command.player_id, box, amount))
     if len(s.opened.participants) == 1 or _everyone_bet(run.state):
         _close_and_deal(run)
 
@@ -278,7 +278,7 @@ def _everyone_bet(s: RoundState) -> bool:
 def _close_and_deal(run: Run) -> None:
     if run.shoe is None:
         raise DomainError(E.SHOE_REQUIRED, "closing betting deals cards: pass the round's shoe")
-    run.emit(BettingClosed(client_material(run.state.opened.participants), run.now_ms))
+    run.emit(new_betting_closed(client_material(run.state.opened.participants), run.now_ms))
     if run.state.rules.kind == DUEL:
         duel.deal(run)
     else:

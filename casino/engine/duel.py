@@ -12,12 +12,14 @@ from casino.engine.errors import DomainError
 from casino.engine.events import (
     CardsRevealed,
     DealerCardDealt,
-    DuelTimerStarted,
-    HandResult,
     PlayerCardDealt,
     PlayerStood,
-    RevealedCard,
     RoundSettled,
+    new_duel_timer_started,
+    new_hand_result,
+    new_player_card,
+    new_player_stood,
+    new_revealed_card,
 )
 from casino.engine.run import Run
 from casino.engine.settle import duel_payouts
@@ -33,11 +35,11 @@ def deal(run: Run) -> None:
         for box in run.state.boxes:
             card = card_at(position)
             cards.append(
-                PlayerCardDealt(position, card, box.player_id, box.box, 0, round_of_cards == 1)
+                new_player_card(position, card, box.player_id, box.box, 0, round_of_cards == 1)
             )
             position += 1
     run.emit_deal(cards)  # one fold for the whole deal (the same state as card by card)
-    run.emit(DuelTimerStarted(run.now_ms + run.state.rules.duel_timer_ms))
+    run.emit(new_duel_timer_started(run.now_ms + run.state.rules.duel_timer_ms))
     finish_if_done(run)
 
 
@@ -60,14 +62,14 @@ def hit(run: Run, player_id: str) -> None:
     card = run.card_source()(position)
     # The box's index is known here: fold without searching the boxes again.
     run.emit_duel_card(
-        PlayerCardDealt(position, card, player_id, run.state.boxes[index].box, 0, True), index
+        new_player_card(position, card, player_id, run.state.boxes[index].box, 0, True), index
     )
     finish_if_done(run)
 
 
 def stand(run: Run, player_id: str) -> None:
     index = _own_box(run, player_id)
-    run.emit_duel_stood(PlayerStood(player_id, run.state.boxes[index].box, 0, False), index)
+    run.emit_duel_stood(new_player_stood(player_id, run.state.boxes[index].box, 0, False), index)
     finish_if_done(run)
 
 
@@ -95,7 +97,7 @@ def finish_if_done(run: Run) -> None:
         for k in range(1, len(cards)):  # every card after the face-up first one
             hidden.append((hand.positions[k], player_id, cards[k]))
     hidden.sort()  # shoe order across the seats
-    run.emit(CardsRevealed(tuple([RevealedCard(pid, pos, card) for pos, pid, card in hidden])))
+    run.emit(CardsRevealed(tuple([new_revealed_card(pid, pos, card) for pos, pid, card in hidden])))
     s = run.state  # CardsRevealed leaves the boxes as they were
     hands = [b.hands[0] for b in boxes]
     totals = [h.total for h in hands]
@@ -111,7 +113,7 @@ def finish_if_done(run: Run) -> None:
     won = "split" if winners > 1 else "win"  # the pot shared by several, or one winner
     results = tuple(
         [
-            HandResult(b.player_id, b.box, 0, won if g > 0 else "lose", h.stake, g, t)
+            new_hand_result(b.player_id, b.box, 0, won if g > 0 else "lose", h.stake, g, t)
             for b, h, g, t in zip(boxes, hands, gross, totals, strict=True)
         ]
     )

@@ -12,7 +12,7 @@ import typing
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, TypeAlias
 
-from casino.engine.fastdata import fast_init
+from casino.engine.fastdata import fast_init, interned
 
 
 @fast_init
@@ -288,6 +288,20 @@ Event: TypeAlias = (
     | RoundVoided
     | ServerSeedRevealed
 )
+
+# The hot paths' constructors (fastdata.interned): each gives what calling the class gives, an
+# equal instance built earlier when there is one (events and results are immutable values).
+new_bet_placed: Final = interned(BetPlaced)
+new_betting_closed: Final = interned(BettingClosed)
+new_player_card: Final = interned(PlayerCardDealt)
+new_dealer_card: Final = interned(DealerCardDealt)
+new_dealer_peeked: Final = interned(DealerPeeked)
+new_hole_card_revealed: Final = interned(HoleCardRevealed)
+new_turn_started: Final = interned(TurnStarted)
+new_player_stood: Final = interned(PlayerStood)
+new_duel_timer_started: Final = interned(DuelTimerStarted)
+new_revealed_card: Final = interned(RevealedCard)
+new_hand_result: Final = interned(HandResult)
 
 EVENT_TYPES: Final[dict[str, type[Any]]] = {cls.type: cls for cls in typing.get_args(Event)}
 

@@ -13,6 +13,8 @@ from casino.engine.events import (
     PlayerCardDealt,
     PlayerStood,
     TurnStarted,
+    new_dealer_card,
+    new_player_card,
 )
 from casino.engine.evolve import (
     HANDLERS,
@@ -96,8 +98,8 @@ class Run:
 
     def deal_player(self, player_id: str, box: int, hand: int, hidden: bool = False) -> None:
         position, card = self._card()
-        self.emit(PlayerCardDealt(position, card, player_id, box, hand, hidden))
+        self.emit(new_player_card(position, card, player_id, box, hand, hidden))
 
     def deal_dealer(self, hole: bool = False) -> None:
         position, card = self._card()
-        self.emit(DealerCardDealt(position, card, hole))
+        self.emit(new_dealer_card(position, card, hole))

@@ -5,7 +5,7 @@ Gross return = everything handed back for a hand, stake included (0 for a loss).
 
 from __future__ import annotations
 
-from casino.engine.events import HandResult, InsuranceResult
+from casino.engine.events import HandResult, InsuranceResult, new_hand_result
 from casino.engine.rules import RuleSet
 from casino.engine.state import BLACKJACK, BUST, EVEN_MONEY, RoundState
 
@@ -35,7 +35,7 @@ def banked_results(
                 rules, hand.status, total, hand.stake, dealer_total, dealer_bj
             )
             hands.append(
-                HandResult(box.player_id, box.box, index, outcome, hand.stake, gross, total)
+                new_hand_result(box.player_id, box.box, index, outcome, hand.stake, gross, total)
             )
         if box.insurance:
             gross = _pays(box.insurance, rules.insurance_pays) if dealer_bj else 0
