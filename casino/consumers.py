@@ -213,11 +213,11 @@ class TableConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         from casino import tables
         from casino.api import rounds as rest
         from casino.api.common import own_round_body
-        from casino.api.idempotency import idempotent_command
+        from casino.api.idempotency import Claim, idempotent_command
         from casino.api.tables import TableDealApi
         from casino.errors import ApplicationError
         from casino.models import RoundPlayer, Table
-        from casino.services import round_command
+        from casino.services import RoundResult, round_command
         from casino.throttles import ScopedThrottle
         from ledger.idempotency import idempotency_key_clean
 
@@ -255,9 +255,13 @@ class TableConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             mode = deal.validated_data["mode"]
             bets = list(deal.validated_data.get("bets") or [])
 
-            def perform_deal() -> tuple[int, dict[str, Any]]:
-                result = tables.table_deal(table=table, user=user, mode=mode, bets=bets)
+            def answer_deal(result: RoundResult) -> tuple[int, dict[str, Any]]:
                 return 200, own_round_body(result, player_id)
+
+            def perform_deal(claim: Claim) -> tuple[int, dict[str, Any]]:
+                return answer_deal(
+                    tables.table_deal(table=table, user=user, mode=mode, bets=bets, hook=claim)
+                )
 
             return idempotent_command(
                 user_id=int(player_id),
@@ -265,6 +269,7 @@ class TableConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
                 operation="tables_deal",
                 payload={"table": int(self.table_id), "mode": mode, "bets": bets},
                 perform=perform_deal,
+                respond=answer_deal,
             )
         api: type[rest._ActionApi] = {
             "hit": rest.HitApi,
@@ -295,9 +300,11 @@ class TableConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         data.is_valid(raise_exception=True)
         command = api().build(player_id, dict(data.validated_data))
 
-        def perform() -> tuple[int, dict[str, Any]]:
-            result = round_command(round_id=round_id, command=command)
+        def answer(result: RoundResult) -> tuple[int, dict[str, Any]]:
             return 200, own_round_body(result, player_id)
+
+        def perform(claim: Claim) -> tuple[int, dict[str, Any]]:
+            return answer(round_command(round_id=round_id, command=command, hook=claim))
 
         return idempotent_command(
             user_id=int(player_id),
@@ -305,6 +312,7 @@ class TableConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             operation=f"rounds_{api.operation}",
             payload={"round": round_id, **data.validated_data},
             perform=perform,
+            respond=answer,
         )
 
     async def round_public(self, event: dict[str, Any]) -> None:

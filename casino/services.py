@@ -10,6 +10,10 @@ Inside one `transaction.atomic(durable=True)`, in order:
 7. update the read models (`casino.projections`) and, at the end, sign the receipt;
 8. on commit: publish to the table's viewers and schedule the next timer nudge.
 
+A caller may add its own work to that transaction with a `CommandHook` (the Idempotency-Key's
+record: its first write, and the stored answer, commit or roll back with the command). DEAL
+(`round_deal`) opens a round and places the bet in one transaction.
+
 A domain error is the player's mistake: nothing is written except the events of a deadline
 that had already expired. Any other exception is a malfunction: the transaction rolls back,
 and the round is voided in a new transaction with the error as evidence, so it is never left
@@ -23,12 +27,13 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from casino import notify, projections, roundmoney, seeds
-from casino.engine.commands import Command, OpenRound, RevealSeed, Timeout, VoidRound
+from casino.engine.commands import Command, OpenRound, PlaceBet, RevealSeed, Timeout, VoidRound
 from casino.engine.decider import step
 from casino.engine.errors import DomainError
 from casino.engine.events import Event, Participant, RoundOptions, event_from_dict, event_to_dict
@@ -68,6 +73,27 @@ class RoundResult:
     round: Round
     state: RoundState
     events: list[StoredEvent]
+
+
+class HookExit(Exception):
+    """Raised by a hook's `begin` to leave the transaction without running the command.
+
+    The transaction rolls back (nothing was written) and the exception reaches the caller as
+    it is: no retry, no malfunction void.
+    """
+
+
+class CommandHook(Protocol):
+    """A caller's work inside the command's own transaction (e.g. its Idempotency-Key)."""
+
+    def begin(self) -> None:
+        """The first statement of the transaction (each attempt); may raise `HookExit`."""
+
+    def commit(self, result: RoundResult) -> None:
+        """The last work before the commit of a command that succeeded."""
+
+    def refuse(self, error: ApplicationError) -> None:
+        """The command is refused but the transaction commits (an expired deadline's events)."""
 
 
 def now_ms() -> int:
@@ -110,22 +136,22 @@ def _options(table: Table) -> RoundOptions:
     )
 
 
-def round_open(
-    *, table: Table, players: Sequence[AbstractBaseUser], at_ms: int | None = None
-) -> RoundResult:
-    """Open a round at `table` for `players` (seat order), committing to its server seed."""
+def _open_checks(table: Table) -> None:
     if table.status != TableStatus.OPEN:
         raise ApplicationError(
             "This table is closed to new rounds.", code="table_closed", status_code=409
         )
     if table.ruleset not in RULESETS:
         raise ApplicationError(f"Unknown rule set {table.ruleset!r}.", code="invalid_table")
-    round_id = str(uuid.uuid4())
 
+
+def _opening(
+    table: Table, round_id: str, players: Callable[[], Sequence[AbstractBaseUser]]
+) -> Callable[[RoundState | None], Command]:
     def build(state: RoundState | None) -> Command:
         issued = seeds.seed_issue(table_id=str(table.pk))
         participants = []
-        for user in players:
+        for user in players():
             prefs = _preferences(user)
             participants.append(
                 Participant(
@@ -146,12 +172,58 @@ def round_open(
             options=_options(table),
         )
 
-    return _run(round_id, build, at_ms, table=table)
+    return build
 
 
-def round_command(*, round_id: str, command: Command, at_ms: int | None = None) -> RoundResult:
+def round_open(
+    *, table: Table, players: Sequence[AbstractBaseUser], at_ms: int | None = None
+) -> RoundResult:
+    """Open a round at `table` for `players` (seat order), committing to its server seed."""
+    _open_checks(table)
+    round_id = str(uuid.uuid4())
+    return _run(round_id, _opening(table, round_id, lambda: players), at_ms, table=table)
+
+
+def round_deal(
+    *,
+    table: Table,
+    round_id: str | None,
+    bet: Callable[[], PlaceBet],
+    players: Callable[[], Sequence[AbstractBaseUser]],
+    hook: CommandHook | None = None,
+    at_ms: int | None = None,
+) -> RoundResult:
+    """DEAL in one transaction: the bet on the open round `round_id`, or (None) on a new one.
+
+    `bet()` runs inside the transaction, after the hook's `begin` and before anything else,
+    so its checks see what the transaction sees and a refusal changes nothing. Without an
+    open round, a round is opened for `players()` and the bet placed in it, in the same
+    transaction: a refused bet (or a malfunction) leaves no round behind. A malfunction of a
+    bet on an already open round voids that round, as any command's does.
+    """
+    if round_id is not None:
+        return _run(round_id, lambda state: bet(), at_ms, hook=hook)
+    _open_checks(table)
+    new_id = str(uuid.uuid4())
+    opening = _opening(table, new_id, players)
+    placed: list[PlaceBet] = []
+
+    def build(state: RoundState | None) -> Command:
+        placed[:] = [bet()]  # the checks first: a refused DEAL opens nothing
+        return opening(state)
+
+    return _run(new_id, build, at_ms, table=table, then=lambda: placed[0], hook=hook)
+
+
+def round_command(
+    *,
+    round_id: str,
+    command: Command,
+    at_ms: int | None = None,
+    hook: CommandHook | None = None,
+) -> RoundResult:
     """Apply one player or clock command to a round through the service path."""
-    return _run(round_id, lambda state: command, at_ms)
+    return _run(round_id, lambda state: command, at_ms, hook=hook)
 
 
 def round_timeout(*, round_id: str, at_ms: int | None = None) -> RoundResult:
@@ -177,17 +249,20 @@ def _run(
     *,
     table: Table | None = None,
     is_void: bool = False,
+    then: Callable[[], Command] | None = None,
+    hook: CommandHook | None = None,
 ) -> RoundResult:
     """Retry on a concurrent writer; void the round on a malfunction."""
     for attempt in range(CONCURRENCY_RETRIES):
         try:
-            return _execute(round_id, build, at_ms if at_ms is not None else now_ms(), table)
-        except ConcurrencyError:
+            at = at_ms if at_ms is not None else now_ms()
+            return _execute(round_id, build, at, table, hook=hook, then=then)
+        except ConcurrencyError:  # rolled back, the hook's writes too: the next attempt redoes all
             if attempt == CONCURRENCY_RETRIES - 1:
                 raise
         except DomainError as error:
             raise domain_error_to_application(error) from error
-        except ApplicationError:
+        except (ApplicationError, HookExit):
             raise
         except Exception as exc:
             if is_void or table is not None:
@@ -226,9 +301,14 @@ def _execute(
     build: Callable[[RoundState | None], Command],
     at: int,
     table: Table | None,
+    *,
+    hook: CommandHook | None = None,
+    then: Callable[[], Command] | None = None,
 ) -> RoundResult:
     pending_error: DomainError | None = None
     with transaction.atomic(durable=True):
+        if hook is not None:
+            hook.begin()  # the caller's first write (it may end the transaction here)
         row: Round | None = None
         if table is None:
             # Commands on one round queue on its row instead of racing to a version conflict;
@@ -246,6 +326,7 @@ def _execute(
         if state is not None:
             expired, state = step(state, Timeout(), at, shoe)
             new.extend(expired)
+        deadline_passed = bool(new)
         command = build(state)
         if not isinstance(command, Timeout):
             if isinstance(command, OpenRound):
@@ -253,8 +334,11 @@ def _execute(
             try:
                 events, state = step(state, command, at, shoe)
                 new.extend(events)
+                if then is not None:  # DEAL: the bet, in the round the open just made
+                    events, state = step(state, then(), at, shoe)
+                    new.extend(events)
             except DomainError as error:
-                if not new:
+                if not deadline_passed:
                     raise
                 pending_error = error  # keep the expired deadline's events, then refuse
         assert state is not None
@@ -281,9 +365,16 @@ def _execute(
         if appended:
             notify.in_transaction(round_id=round_id, state=state, events=appended)
             notify.on_commit(round_id=round_id, state=state, events=appended)
-    if pending_error is not None:
-        raise domain_error_to_application(pending_error) from pending_error
-    return RoundResult(round=projection, state=state, events=appended)
+        result = RoundResult(round=projection, state=state, events=appended)
+        refused = None if pending_error is None else domain_error_to_application(pending_error)
+        if hook is not None:  # last: the hook's answer commits with the command
+            if refused is not None:
+                hook.refuse(refused)
+            else:
+                hook.commit(result)
+    if refused is not None:
+        raise refused from pending_error
+    return result
 
 
 def round_state_for(*, round_id: str) -> RoundState:

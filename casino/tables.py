@@ -92,7 +92,7 @@ def table_create(
             code="invalid_table",
             extra={"problems": problems},
         )
-    with transaction.atomic(durable=True):
+    with transaction.atomic():  # a savepoint inside a caller's transaction (its idempotency key)
         return Table.objects.create(
             name=name,
             ruleset=ruleset,
@@ -144,7 +144,7 @@ def seat_take(*, table: Table, user: AbstractBaseUser) -> Seat:
         if not free:
             raise ConflictError("Every seat at this table is taken.", code="table_full")
         try:
-            with transaction.atomic(durable=True):
+            with transaction.atomic():  # a savepoint inside a caller's transaction, if any
                 return Seat.objects.create(table=table, user_id=user.pk, position=free[0])
         except IntegrityError:
             continue
@@ -153,7 +153,7 @@ def seat_take(*, table: Table, user: AbstractBaseUser) -> Seat:
 
 def seat_leave(*, table: Table, user: AbstractBaseUser) -> None:
     """Stand up. A hand still in play is finished by its timers (the abandoned-hand policy)."""
-    with transaction.atomic(durable=True):
+    with transaction.atomic():
         Seat.objects.filter(table=table, user_id=user.pk).delete()
 
 
@@ -183,45 +183,91 @@ def bets_resolve(*, user: AbstractBaseUser, mode: str, bets: Sequence[int]) -> t
     return last if mode == "rebet" else tuple(2 * b for b in last)
 
 
+class _DealHook:
+    """DEAL's own work in the round's transaction (the last bet), around the caller's hook."""
+
+    def __init__(
+        self, user: AbstractBaseUser, amounts: tuple[int, ...], hook: services.CommandHook | None
+    ) -> None:
+        self.user, self.amounts, self.hook = user, amounts, hook
+
+    def begin(self) -> None:
+        if self.hook is not None:
+            self.hook.begin()
+
+    def commit(self, result: services.RoundResult) -> None:
+        last_bet = list(self.amounts)  # the open made the row; a first bet elsewhere may not
+        if not PlayerPreferences.objects.filter(user_id=self.user.pk).update(last_bet=last_bet):
+            PlayerPreferences.objects.update_or_create(
+                user_id=self.user.pk, defaults={"last_bet": last_bet}
+            )
+        if self.hook is not None:
+            self.hook.commit(result)
+
+    def refuse(self, error: ApplicationError) -> None:
+        if self.hook is not None:
+            self.hook.refuse(error)
+
+
 def table_deal(
-    *, table: Table, user: AbstractBaseUser, mode: str, bets: Sequence[int]
+    *,
+    table: Table,
+    user: AbstractBaseUser,
+    mode: str,
+    bets: Sequence[int],
+    hook: services.CommandHook | None = None,
 ) -> services.RoundResult:
-    """Place the player's bet, opening the table's next round first when none is open."""
+    """Place the player's bet, opening the table's next round first when none is open.
+
+    One transaction (`services.round_deal`): the checks, the open, the bet and the player's
+    last bet (REBET) commit together, or nothing does.
+    """
     rules = RULESETS[table.ruleset]
     if rules.kind != BANKED:
         raise ConflictError(
             "A duel has a fixed stake: say READY instead of betting.", code="action_not_allowed"
         )
-    _seated(table, user)
-    amounts = bets_resolve(user=user, mode=mode, bets=bets)
-    if len(amounts) > rules.max_boxes:
-        raise ApplicationError(
-            f"{table.ruleset} has at most {rules.max_boxes} betting boxes.",
-            code="too_many_boxes",
-        )
-    needed = sum(amounts)
-    available = wallet_balances(user_id=int(user.pk))["player_available"]
-    if needed > available:  # checked before a round opens: a refused bet changes nothing
-        raise ConflictError(
-            "Insufficient funds for this bet.",
-            code="insufficient_funds",
-            extra={"needed": needed, "available": available},
-        )
+    deal_hook = _DealHook(user, (), hook)
+    seated: list[Seat] = []
+
+    def bet() -> PlaceBet:  # inside the transaction, after the caller's hook began it
+        if table.owner_id is not None and table.owner_id != user.pk:
+            raise ApplicationError(
+                "This is another player's personal table.",
+                code="permission_denied",
+                status_code=403,
+            )
+        seated[:] = Seat.objects.filter(table=table).select_related("user")  # one read: the
+        if not any(s.user_id == user.pk for s in seated):  # check, and the players to open for
+            raise ConflictError("Sit at the table first.", code="not_seated")
+        amounts = bets_resolve(user=user, mode=mode, bets=bets)
+        if len(amounts) > rules.max_boxes:
+            raise ApplicationError(
+                f"{table.ruleset} has at most {rules.max_boxes} betting boxes.",
+                code="too_many_boxes",
+            )
+        needed = sum(amounts)
+        available = wallet_balances(user_id=int(user.pk))["player_available"]
+        if needed > available:
+            raise ConflictError(
+                "Insufficient funds for this bet.",
+                code="insufficient_funds",
+                extra={"needed": needed, "available": available},
+            )
+        deal_hook.amounts = amounts
+        return PlaceBet(player_id=str(user.pk), amounts=amounts)
+
+    def players() -> list[AbstractBaseUser]:  # after bet(), in the same transaction
+        return [s.user for s in seated]
+
     current = open_round_at(table)
-    if current is None:
-        players = [s.user for s in Seat.objects.filter(table=table).select_related("user")]
-        result = services.round_open(table=table, players=players)
-        round_id = result.round.id
-    else:
-        round_id = current.id
-    result = services.round_command(
-        round_id=round_id, command=PlaceBet(player_id=str(user.pk), amounts=amounts)
+    return services.round_deal(
+        table=table,
+        round_id=current.id if current is not None else None,
+        bet=bet,
+        players=players,
+        hook=deal_hook,
     )
-    # One statement (its own transaction): the open above already made the preferences row.
-    last_bet = list(amounts)
-    if not PlayerPreferences.objects.filter(user_id=user.pk).update(last_bet=last_bet):
-        PlayerPreferences.objects.update_or_create(user_id=user.pk, defaults={"last_bet": last_bet})
-    return result
 
 
 def _lobby_key(table_id: int) -> str:

@@ -1,99 +1,92 @@
 """Idempotency-Key for game POSTs, on the ledger's records (`ledger.idempotency`).
 
-The wallet runs its work inside the idempotency transaction; a round command cannot (the round
-service opens its own durable transactions), so here the key is reserved first, the command
-runs, and the response is stored:
+The key's record is written inside the transaction that does the work, so the command and its
+key commit or roll back together. For a round command (and DEAL) that is the round service's
+own transaction: a `Claim` is its `services.CommandHook`.
 
-- same key, same body: the stored response again, nothing runs (`Idempotent-Replayed: true`);
-- same key, other body: 422 `idempotency_key_reused`;
-- a 409 (the state did not allow it now) or a 5xx frees the key: nothing changed, retry it.
+- **First write.** The record (key, operation, fingerprint of the body) is inserted as the
+  first statement of the transaction (`INSERT ... ON CONFLICT (key) DO NOTHING RETURNING`).
+- **Last write.** Before the commit, the answer (status and JSON) is stored in it.
+- **Same key, same body, later:** the stored answer again (`Idempotent-Replayed: true`),
+  nothing runs; **another body:** 422 `idempotency_key_reused`.
+- **A concurrent duplicate** waits on the key's unique index until the first transaction
+  ends: after a commit it replays the stored answer; after a rollback it runs, once.
+- **A crash anywhere** (the process killed, the connection lost) rolls the command and its key
+  back together: nothing happened, and a retry runs the command once.
+- **Refusals.** A 409 (the state did not allow it now) or a 5xx (a malfunction) stores
+  nothing and frees the key: retry it. Other refusals (400, 403, 404) are stored and replayed:
+  when the command's transaction rolled back, in one statement of their own.
+- **An expired deadline, then a refusal:** the deadline's events commit (the round service
+  keeps them) and the key's record follows the refusal in that same transaction: deleted
+  for a 409, the stored error otherwise.
 
-The crash window (a request that dies between reserving its key and storing its response):
-
-- **Who is in flight.** The request holding a key holds a lock on it for as long as it runs:
-  on PostgreSQL a session advisory lock (`pg_try_advisory_lock`), which PostgreSQL releases
-  by itself when the process dies and its connection closes; elsewhere (the embedded default,
-  one server process) an in-process registry. The lock is taken before the reservation.
-- **A duplicate while the first runs:** 409 `idempotency_in_progress`; nothing runs. Retry
-  it: once the first has finished, the same key replays its stored response.
-- **Did the dead request change anything?** Each transaction the command opens first marks
-  the reservation `APPLIED`, inside that transaction (a Django `execute_wrapper` on the
-  connection). A crash before a commit rolls the mark back with the rest: nothing happened.
-- **A retry after the first died** (the key is reserved, nobody holds its lock):
-  - still `PENDING` (no transaction of the first committed): the retry takes the key over
-    and runs the command, once;
-  - `APPLIED` (a transaction committed, the response was lost): the command is not run
-    again; the key answers 409 `idempotency_interrupted` from then on, and the caller reads
-    the round's state (`GET /api/rounds/<id>/`) to see what it did.
-
-So a key is never stuck: it is completed (a stored response) or retryable.
+Table POSTs run their work in one transaction with the claim too (create, personal, sit,
+leave). READY may start a round in a transaction of its own, so it runs first and stores its
+answer after (`store_alone`): it only sets a flag, so a retry after a crash sets it again.
 """
 
 from __future__ import annotations
 
 import json
-import logging
-import threading
 from collections.abc import Callable
 from typing import Any
 
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db import DatabaseError, IntegrityError, connection, transaction
+from django.db import connection, transaction
+from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from casino.errors import ApplicationError, ConflictError, error_body
+from casino.services import HookExit, RoundResult
 from ledger import posting
 from ledger.idempotency import idempotency_key_clean
 from ledger.models import IdempotencyRecord
 
-logger = logging.getLogger(__name__)
-
-PENDING = 0  # reserved; no transaction of the command has committed
-APPLIED = 1  # a transaction of the command committed; the response is not stored yet
 HEADER = OpenApiParameter(
     "Idempotency-Key",
     OpenApiTypes.STR,
     OpenApiParameter.HEADER,
     required=True,
     description="Unique per request (1-100 chars A-Z a-z 0-9 . _ : -). The same key with the "
-    "same body replays the first response; with another body it is a 422; while the first is "
-    "still running it is a 409 `idempotency_in_progress`.",
+    "same body replays the first response; with another body it is a 422. A duplicate sent "
+    "while the first still runs waits for it, then replays its response.",
 )
 
-Perform = Callable[[], tuple[int, dict[str, Any]]]
+Answer = tuple[int, dict[str, Any]]
+Respond = Callable[[RoundResult], Answer]
 
 _TABLE = IdempotencyRecord._meta.db_table
-# PostgreSQL: the reservation takes the key's session advisory lock in the same statement
-# (seed 1: not the wallet's `hashtextextended(key, 0)` transaction locks on the same text).
-# No row: another live session holds the key. A unique violation: the lock was taken first
-# (the WHERE runs before the insert), and a session lock outlives the rolled-back statement.
-_RESERVE_SQL = (
+_UNANSWERED = 0  # the status of a record whose answer is not stored yet (never committed so)
+_CLAIM_SQL = (
     f"INSERT INTO {_TABLE} (key, operation, fingerprint, status_code, response, created_at) "
-    "SELECT %s, %s, %s, %s, '{}'::jsonb, now() WHERE pg_try_advisory_lock(hashtextextended(%s, 1))"
+    "VALUES (%s, %s, %s, %s, %s{json}, %s) ON CONFLICT (key) DO NOTHING RETURNING id"
 )
-_UNLOCK_SQL = "SELECT pg_advisory_unlock(hashtextextended(%s, 1))"
-# The response is stored and the lock released in one statement.
-_FINISH_SQL = (
-    f"UPDATE {_TABLE} SET status_code = %s, response = %s::jsonb WHERE key = %s "
-    "RETURNING pg_advisory_unlock(hashtextextended(key, 1))"
-)
-_in_flight: set[str] = set()  # other databases: keys held by this process
-_in_flight_lock = threading.Lock()
-
-FREE, BUSY, TAKEN = "free", "busy", "taken"  # what a reservation found
+_FIND_SQL = f"SELECT fingerprint, status_code, response FROM {_TABLE} WHERE key = %s"
+_STORE_SQL = f"UPDATE {_TABLE} SET status_code = %s, response = %s{{json}} WHERE id = %s"
+_FORGET_SQL = f"DELETE FROM {_TABLE} WHERE id = %s"
 
 
-def _in_progress() -> ConflictError:
-    return ConflictError(
-        "A request with this Idempotency-Key is still running; retry it shortly.",
-        code="idempotency_in_progress",
-    )
+def _sql(template: str) -> str:
+    """PostgreSQL stores the JSON text as jsonb; SQLite as text."""
+    return template.format(json="::jsonb" if connection.vendor == "postgresql" else "")
 
 
-def _interrupted(key: str) -> tuple[int, dict[str, Any]]:
+class Replay(HookExit):
+    """The key is answered already: leave the transaction (rolled back) and send this."""
+
+    def __init__(self, status: int, body: dict[str, Any]) -> None:
+        super().__init__(status)
+        self.status, self.body = status, body
+
+
+def _json(value: dict[str, Any]) -> str:
+    return json.dumps(value, cls=DjangoJSONEncoder)
+
+
+def _interrupted(key: str) -> Answer:
     error = ConflictError(
         "The first request with this Idempotency-Key was interrupted after it changed the "
         "round; it ran once and is not run again. Read the round's state to see what it did.",
@@ -103,153 +96,172 @@ def _interrupted(key: str) -> tuple[int, dict[str, Any]]:
     return error.status_code, error_body(error.code, error.message, error.extra)
 
 
-def _reserve(scoped: str, operation: str, fingerprint: str) -> str:
-    """Reserve the key and hold it: FREE (new key), TAKEN (an old reservation; held), BUSY."""
-    if connection.vendor == "postgresql":
-        try:
-            with transaction.atomic(durable=True), connection.cursor() as cursor:
-                cursor.execute(_RESERVE_SQL, [scoped, operation, fingerprint, PENDING, scoped])
-                return FREE if cursor.rowcount == 1 else BUSY
-        except IntegrityError:
-            return TAKEN
-    with _in_flight_lock:
-        if scoped in _in_flight:
-            return BUSY
-        _in_flight.add(scoped)
-    try:
-        with transaction.atomic(durable=True):
-            IdempotencyRecord.objects.create(
-                key=scoped,
-                operation=operation,
-                fingerprint=fingerprint,
-                status_code=PENDING,
-                response={},
-            )
-        return FREE
-    except IntegrityError:
-        return TAKEN
-    except BaseException:
-        _release(scoped)
-        raise
+class Claim:
+    """One request's Idempotency-Key: a `services.CommandHook` for the command's transaction."""
 
+    def __init__(
+        self, *, scoped: str, key: str, operation: str, fingerprint: str, respond: Respond | None
+    ) -> None:
+        self.scoped, self.key = scoped, key
+        self.operation, self.fingerprint = operation, fingerprint
+        self.respond = respond
+        self.record_id: int | None = None
+        self.stored = False  # the answer (or the refusal's fate) is written in the transaction
+        self.reused: ApplicationError | None = None
 
-def _release(scoped: str) -> None:
-    """Let go of the key (the response, if any, is already stored)."""
-    if connection.vendor == "postgresql":
-        try:
-            with connection.cursor() as cursor:
-                cursor.execute(_UNLOCK_SQL, [scoped])
-        except DatabaseError:  # a broken connection has no session left, so no lock either
-            logger.warning("could not release the idempotency lock of %s", scoped)
-        return
-    with _in_flight_lock:
-        _in_flight.discard(scoped)
+    def _replay(self, found: tuple[Any, ...]) -> Replay:
+        fingerprint, status, response = found
+        if fingerprint != self.fingerprint:
+            self.reused = posting.key_reused_error(self.key)
+            raise self.reused
+        if isinstance(response, str):  # SQLite hands the JSON back as text
+            response = json.loads(response)
+        if status < 100:  # left unanswered by the release before this one (reserve, then run)
+            return Replay(*_interrupted(self.key))
+        return Replay(status, response)
 
-
-class _MarkApplied:
-    """An execute_wrapper: the first statement of each new transaction first marks the key."""
-
-    def __init__(self, scoped: str) -> None:
-        self.scoped = scoped
-        self.base = len(connection.atomic_blocks)  # blocks already open (a test's wrapper)
-        self.marked: object | None = None
-        self.sql = f"UPDATE {_TABLE} SET status_code = %s WHERE key = %s AND status_code = %s"
-
-    def __call__(
-        self, execute: Callable[..., Any], sql: str, params: Any, many: bool, context: Any
-    ) -> Any:
-        blocks = connection.atomic_blocks
-        if sql.startswith("SAVEPOINT"):  # a nested block opens: mark inside it, next statement
-            return execute(sql, params, many, context)
-        if len(blocks) > self.base and blocks[self.base] is not self.marked:
-            self.marked = blocks[self.base]
-            execute(self.sql, [APPLIED, self.scoped, PENDING], False, context)
-        return execute(sql, params, many, context)
-
-
-def _replay(record: IdempotencyRecord, fingerprint: str, key: str) -> tuple[int, dict[str, Any]]:
-    if record.fingerprint != fingerprint:
-        raise posting.key_reused_error(key)
-    if record.status_code in (PENDING, APPLIED):
-        raise _in_progress()
-    return record.status_code, record.response
-
-
-def _finish(scoped: str, status: int, body: dict[str, Any]) -> None:
-    """Store the response; on PostgreSQL this also releases the key's lock."""
-    if connection.vendor == "postgresql":
+    def lookup(self) -> None:
+        """Outside a transaction: raise `Replay` (or the 422) if the key is answered already."""
         with connection.cursor() as cursor:
-            cursor.execute(_FINISH_SQL, [status, json.dumps(body, cls=DjangoJSONEncoder), scoped])
-        return
-    IdempotencyRecord.objects.filter(key=scoped).update(status_code=status, response=body)
-    _release(scoped)
+            cursor.execute(_FIND_SQL, [self.scoped])
+            found = cursor.fetchone()
+        if found is not None:
+            raise self._replay(found)
 
+    # services.CommandHook -------------------------------------------------------------------
 
-def _free(scoped: str) -> None:
-    """Forget the reservation: the command changed nothing (or only what it undid itself)."""
-    IdempotencyRecord.objects.filter(key=scoped, status_code__in=(PENDING, APPLIED)).delete()
-
-
-def _abandon(scoped: str, key: str) -> None:
-    """An unexpected failure: free the key if nothing committed, else answer `interrupted`."""
-    try:
-        if not IdempotencyRecord.objects.filter(key=scoped, status_code=PENDING).delete()[0]:
-            status, body = _interrupted(key)
-            IdempotencyRecord.objects.filter(key=scoped, status_code=APPLIED).update(
-                status_code=status, response=body
+    def begin(self) -> None:
+        """Insert the key's record, or wait for the transaction holding it and replay."""
+        self.record_id, self.stored = None, False
+        created = connection.ops.adapt_datetimefield_value(timezone.now())
+        params: list[Any] = [
+            self.scoped,
+            self.operation,
+            self.fingerprint,
+            _UNANSWERED,
+            "{}",
+            created,
+        ]
+        with connection.cursor() as cursor:
+            cursor.execute(_sql(_CLAIM_SQL), params)
+            row = cursor.fetchone()
+            if row is not None:
+                self.record_id = int(row[0])
+                return
+            cursor.execute(_FIND_SQL, [self.scoped])  # committed: the insert waited for it
+            found = cursor.fetchone()
+        if found is None:  # pruned between the two statements: a retry claims it afresh
+            raise ConflictError(
+                "A request with this Idempotency-Key just finished; retry it.",
+                code="idempotency_conflict",
             )
-    except DatabaseError:  # the database is gone: a retry finds the key unheld and decides
-        logger.warning("could not release the idempotency key %s", scoped)
+        raise self._replay(found)
+
+    def commit(self, result: RoundResult) -> None:
+        assert self.respond is not None
+        self.store(*self.respond(result))
+
+    def refuse(self, error: ApplicationError) -> None:
+        assert self.record_id is not None
+        if error.status_code == 409 or error.status_code >= 500:  # frees the key
+            with connection.cursor() as cursor:
+                cursor.execute(_FORGET_SQL, [self.record_id])
+            self.stored = True
+            return
+        self.store(error.status_code, error_body(error.code, error.message, error.extra))
+
+    # ----------------------------------------------------------------------------------------
+
+    def store(self, status: int, body: dict[str, Any]) -> None:
+        """Inside the transaction that began with `begin`: the answer commits with the work."""
+        assert self.record_id is not None, "store() needs begin() first, in this transaction"
+        with connection.cursor() as cursor:
+            cursor.execute(_sql(_STORE_SQL), [status, _json(body), self.record_id])
+        self.stored = True
+
+    def store_alone(self, status: int, body: dict[str, Any]) -> tuple[int, dict[str, Any], bool]:
+        """The answer in a statement of its own; a concurrent duplicate's stored answer wins."""
+        created = connection.ops.adapt_datetimefield_value(timezone.now())
+        params: list[Any] = [
+            self.scoped,
+            self.operation,
+            self.fingerprint,
+            status,
+            _json(body),
+            created,
+        ]
+        with transaction.atomic(durable=True), connection.cursor() as cursor:
+            cursor.execute(_sql(_CLAIM_SQL), params)
+            if cursor.fetchone() is not None:
+                return status, body, False
+            cursor.execute(_FIND_SQL, [self.scoped])
+            found = cursor.fetchone()
+        if found is None:
+            return status, body, False
+        replay = self._replay(found)
+        return replay.status, replay.body, True
+
+    def run(self, work: Callable[[], Answer]) -> Answer:
+        """`work()` in one durable transaction that begins with the key and ends with the answer.
+
+        `work` may open atomic blocks of its own (savepoints), not durable transactions.
+        """
+        with transaction.atomic(durable=True):
+            self.begin()
+            status, body = work()
+            self.store(status, body)
+        return status, body
+
+
+Perform = Callable[[Claim], Answer]
 
 
 def idempotent_command(
-    *, user_id: int, key: str | None, operation: str, payload: dict[str, Any], perform: Perform
+    *,
+    user_id: int,
+    key: str | None,
+    operation: str,
+    payload: dict[str, Any],
+    perform: Perform,
+    respond: Respond | None = None,
 ) -> tuple[int, dict[str, Any], bool]:
-    """Run `perform()` at most once per (user, key). Returns (status, body, replayed)."""
+    """Run `perform(claim)` at most once per (user, key). Returns (status, body, replayed).
+
+    `perform` passes the claim to the round service as its hook (with `respond`, which turns
+    the command's result into the answer), or runs its work in `claim.run`, or (READY) calls
+    `claim.lookup()` first and lets the answer be stored after.
+    """
     clean = idempotency_key_clean(key)
-    scoped = f"{user_id}:{clean}"
-    fingerprint = posting.fingerprint({"operation": operation, "payload": payload})
-    found = _reserve(scoped, operation, fingerprint)
-    if found == BUSY:  # another live request holds this key: its answer, or "in progress"
-        record = IdempotencyRecord.objects.filter(key=scoped).first()
-        if record is None:
-            raise _in_progress()
-        return (*_replay(record, fingerprint, clean), True)
-    finished = False
+    claim = Claim(
+        scoped=f"{user_id}:{clean}",
+        key=clean,
+        operation=operation,
+        fingerprint=posting.fingerprint({"operation": operation, "payload": payload}),
+        respond=respond,
+    )
     try:
-        if found == TAKEN:  # reserved before; we hold it now, so that request is over
-            record = IdempotencyRecord.objects.get(key=scoped)
-            if record.fingerprint != fingerprint:
-                raise posting.key_reused_error(clean)
-            if record.status_code == APPLIED:  # its owner died after a commit: never rerun
-                status, body = _interrupted(clean)
-                _finish(scoped, status, body)
-                finished = True
-                return status, body, True
-            if record.status_code != PENDING:
-                return record.status_code, record.response, True
-            # PENDING: its owner died before any commit; this request takes over.
-        try:
-            with connection.execute_wrapper(_MarkApplied(scoped)):
-                status, body = perform()
-        except ApplicationError as exc:
-            if exc.status_code == 409 or exc.status_code >= 500:
-                _free(scoped)
-                raise
-            status, body = exc.status_code, error_body(exc.code, exc.message, exc.extra)
-        except BaseException:
-            _abandon(scoped, clean)
-            raise
-        _finish(scoped, status, body)
-        finished = True
-        return status, body, False
-    finally:
-        if not finished:
-            _release(scoped)
+        status, body = perform(claim)
+    except Replay as replay:
+        return replay.status, replay.body, True
+    except ApplicationError as exc:
+        if exc is claim.reused or exc.status_code == 409 or exc.status_code >= 500:
+            raise  # the key is free (rolled back, or deleted by `refuse`), or not this body's
+        refusal = error_body(exc.code, exc.message, exc.extra)
+        if claim.stored:  # stored in the command's committed transaction (`refuse`)
+            return exc.status_code, refusal, False
+        return claim.store_alone(exc.status_code, refusal)
+    if not claim.stored:  # work that ran before its answer could be stored (READY)
+        return claim.store_alone(status, body)
+    return status, body, False
 
 
 def idempotent_response(
-    request: Request, *, operation: str, payload: dict[str, Any], perform: Perform
+    request: Request,
+    *,
+    operation: str,
+    payload: dict[str, Any],
+    perform: Perform,
+    respond: Respond | None = None,
 ) -> Response:
     """The view side: run once per Idempotency-Key header and answer with the stored JSON."""
     pk = request.user.pk
@@ -260,6 +272,7 @@ def idempotent_response(
         operation=operation,
         payload=payload,
         perform=perform,
+        respond=respond,
     )
     response = Response(body, status=status)
     if replayed:

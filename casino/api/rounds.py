@@ -1,7 +1,8 @@
 """Rounds: the caller's view of a round, and every player action (one APIView each).
 
 Each action goes through `casino.services.round_command` (the one command path), carries an
-Idempotency-Key, and answers with the caller's own view of the round.
+Idempotency-Key (recorded inside the command's own transaction), and answers with the caller's
+own view of the round.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from casino.api.common import (
     round_for_player,
     user_pk,
 )
-from casino.api.idempotency import HEADER, idempotent_response
+from casino.api.idempotency import HEADER, Claim, idempotent_response
 from casino.engine.commands import (
     Command,
     DeclineInsurance,
@@ -72,15 +73,20 @@ class _ActionApi(GameApi):
         player_id = str(user_pk(request))
         command = self.build(player_id, dict(data.validated_data))
 
-        def perform() -> tuple[int, dict[str, Any]]:
-            result = services.round_command(round_id=found.id, command=command)
+        def answer(result: services.RoundResult) -> tuple[int, dict[str, Any]]:
             return 200, own_round_body(result, player_id)
+
+        def perform(claim: Claim) -> tuple[int, dict[str, Any]]:
+            # The key's record is the first write of the command's transaction, its answer
+            # the last: they commit (or roll back) with the command.
+            return answer(services.round_command(round_id=found.id, command=command, hook=claim))
 
         return idempotent_response(
             request,
             operation=f"rounds_{self.operation}",
             payload={"round": found.id, **data.validated_data},
             perform=perform,
+            respond=answer,
         )
 
 

@@ -9,7 +9,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from casino import selectors, tables
+from casino import selectors, services, tables
 from casino.api.common import (
     GameApi,
     RoundOut,
@@ -18,7 +18,7 @@ from casino.api.common import (
     table_get,
     user_pk,
 )
-from casino.api.idempotency import HEADER, idempotent_response
+from casino.api.idempotency import HEADER, Claim, idempotent_response
 from casino.engine.rules import RULESETS
 from casino.errors import ApplicationError
 from casino.models import Table
@@ -121,7 +121,7 @@ class TableCreateApi(GameApi):
         d = dict(data.validated_data)
         rules = RULESETS[d["ruleset"]]
 
-        def perform() -> tuple[int, dict[str, Any]]:
+        def create() -> tuple[int, dict[str, Any]]:
             table = tables.table_create(
                 name=d["name"],
                 ruleset=d["ruleset"],
@@ -132,6 +132,9 @@ class TableCreateApi(GameApi):
                 chip_unit=d.get("chip_unit"),
             )
             return 201, _table_body(table)
+
+        def perform(claim: Claim) -> tuple[int, dict[str, Any]]:
+            return claim.run(create)  # the key, the table and the answer: one transaction
 
         return idempotent_response(request, operation="tables_create", payload=d, perform=perform)
 
@@ -154,9 +157,12 @@ class TablePersonalApi(GameApi):
         data.is_valid(raise_exception=True)
         ruleset = data.validated_data["ruleset"]
 
-        def perform() -> tuple[int, dict[str, Any]]:
-            return 200, _table_body(
-                tables.table_personal(user=request_user(request), ruleset=ruleset)
+        def perform(claim: Claim) -> tuple[int, dict[str, Any]]:
+            return claim.run(
+                lambda: (
+                    200,
+                    _table_body(tables.table_personal(user=request_user(request), ruleset=ruleset)),
+                )
             )
 
         return idempotent_response(
@@ -169,9 +175,12 @@ class TableSitApi(GameApi):
     def post(self, request: Request, table_id: int) -> Response:
         table = table_get(table_id)
 
-        def perform() -> tuple[int, dict[str, Any]]:
+        def sit() -> tuple[int, dict[str, Any]]:
             tables.seat_take(table=table, user=request_user(request))
             return 200, _table_body(table)
+
+        def perform(claim: Claim) -> tuple[int, dict[str, Any]]:
+            return claim.run(sit)
 
         return idempotent_response(
             request, operation="tables_sit", payload={"table": table_id}, perform=perform
@@ -191,9 +200,12 @@ class TableLeaveApi(GameApi):
                 status_code=403,
             )
 
-        def perform() -> tuple[int, dict[str, Any]]:
+        def leave() -> tuple[int, dict[str, Any]]:
             tables.seat_leave(table=table, user=request_user(request))
             return 200, _table_body(table)
+
+        def perform(claim: Claim) -> tuple[int, dict[str, Any]]:
+            return claim.run(leave)
 
         return idempotent_response(
             request, operation="tables_leave", payload={"table": table_id}, perform=perform
@@ -219,7 +231,10 @@ class TableReadyApi(GameApi):
         data.is_valid(raise_exception=True)
         ready = data.validated_data["ready"]
 
-        def perform() -> tuple[int, dict[str, Any]]:
+        def perform(claim: Claim) -> tuple[int, dict[str, Any]]:
+            # READY may open the duel in a transaction of its own: it runs first and its
+            # answer is stored after (it sets a flag: a retry after a crash sets it again).
+            claim.lookup()
             tables.seat_ready(table=table, user=request_user(request), ready=ready)
             return 200, _table_body(table)
 
@@ -264,15 +279,19 @@ class TableDealApi(GameApi):
         bets = list(data.validated_data.get("bets") or [])
         player_id = str(user_pk(request))
 
-        def perform() -> tuple[int, dict[str, Any]]:
-            result = tables.table_deal(
-                table=table, user=request_user(request), mode=mode, bets=bets
-            )
+        def answer(result: services.RoundResult) -> tuple[int, dict[str, Any]]:
             return 200, own_round_body(result, player_id)
+
+        def perform(claim: Claim) -> tuple[int, dict[str, Any]]:
+            user = request_user(request)
+            return answer(
+                tables.table_deal(table=table, user=user, mode=mode, bets=bets, hook=claim)
+            )
 
         return idempotent_response(
             request,
             operation="tables_deal",
             payload={"table": table_id, "mode": mode, "bets": bets},
             perform=perform,
+            respond=answer,
         )

@@ -7,6 +7,10 @@ the command costs now (docs/performance.md, "Service-path figures"). The dashboa
 rows are written inside the settling command's transaction, in a savepoint of their own (2
 statements: a failing stats write must not void the round), and are counted; the on-commit
 work (publishing, the stats ping, automatic flags) runs after it and is not counted.
+
+The same round through the REST API is pinned too, per request: its statements, and that
+every write of a request (its Idempotency-Key, the DEAL's open and bet, the answer) is in
+one transaction, committed once.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from casino.engine.rules import USDC
 from casino.eventstore.models import StoredEvent
 from casino.models import Round
 from casino.play import play
+from tests.api.conftest import Api
 from tests.casino.conftest import available, make_player, make_table
 
 pytestmark = pytest.mark.django_db
@@ -87,3 +92,65 @@ def test_a_fair_round_reads_its_seed_chain_only_to_issue_and_to_reveal() -> None
     assert report.rounds == 3
     assert len([sql for sql in chain if sql.lstrip().startswith("SELECT")]) == 2 * 3, chain
     assert len([sql for sql in chain if sql.lstrip().startswith("UPDATE")]) == 2 * 3, chain
+
+
+# Statements of each REST request (authentication aside: the client is authenticated in
+# process), in a real transaction (no test savepoints): the key's record is the first write
+# of the command's transaction and its answer the last; the reads before it run in autocommit.
+# The counts include the one BEGIN and COMMIT (before: 3 transactions for a DEAL, 2 for an
+# action, plus the answer's own autocommit UPDATE).
+REQUEST_BUDGET = {
+    "sqlite": {"deal": 22, "hit": 10, "settling_stand": 22},
+    "postgresql": {"deal": 19, "hit": 9, "settling_stand": 19},
+}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_each_classic_request_is_one_transaction_within_its_statement_budget(
+    stack_shoe: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stack_shoe(["9H", "5C", "7D", "TS", "2C", "4D"] * 2)
+    alice = make_player("alice")
+    api = Api(alice)
+    table = api.post("/api/tables/personal/", {"ruleset": "classic"}).json()["id"]
+    warm_up = api.post(f"/api/tables/{table}/deal/", {"bets": ["10"]}).json()["round_id"]
+    api.post(f"/api/rounds/{warm_up}/hit/")
+    api.post(f"/api/rounds/{warm_up}/stand/")
+
+    commits: list[int] = []
+    real_commit = connection.commit
+
+    def commit() -> None:
+        commits.append(1)
+        real_commit()
+
+    monkeypatch.setattr(connection, "commit", commit)
+    counted: dict[str, tuple[int, int]] = {}
+
+    def request(name: str, url: str, body: dict[str, object] | None = None) -> dict[str, object]:
+        commits.clear()
+        with CaptureQueriesContext(connection) as queries:
+            response = api.post(url, body)
+        assert response.status_code == 200, response.content
+        sql = [q["sql"].lstrip().upper() for q in queries.captured_queries]
+        first_write = next(i for i, q in enumerate(sql) if not q.startswith("SELECT"))
+        if sql[first_write].startswith("BEGIN"):
+            first_write += 1
+        assert "LEDGER_IDEMPOTENCYRECORD" in sql[first_write], sql[first_write]
+        last_write = [q for q in sql if not q.startswith(("SELECT", "COMMIT", "RELEASE"))][-1]
+        assert "LEDGER_IDEMPOTENCYRECORD" in last_write, last_write
+        counted[name] = (len(queries), len(commits))
+        return dict(response.json())
+
+    dealt = request("deal", f"/api/tables/{table}/deal/", {"bets": ["10"]})
+    round_id = str(dealt["round_id"])
+    request("hit", f"/api/rounds/{round_id}/hit/")
+    done = request("settling_stand", f"/api/rounds/{round_id}/stand/")
+    assert done["status"] == "settled"
+    assert StoredEvent.objects.filter(stream_id=round_id, type="RoundOpened").count() == 1
+    assert available(alice) == 80 * USDC  # two rounds lost, 10 USDC each: staked once each
+
+    budget = REQUEST_BUDGET[connection.vendor]
+    assert {name: c[1] for name, c in counted.items()} == dict.fromkeys(budget, 1), counted
+    over = {name: (c[0], budget[name]) for name, c in counted.items() if c[0] > budget[name]}
+    assert not over, f"statements per request above budget (counted, budget): {over}"

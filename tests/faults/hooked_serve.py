@@ -5,9 +5,10 @@ arms a pause point by creating `$FAULT_DIR/pause-<point>`; the next request that
 writes `$FAULT_DIR/reached-<point>` and stops there until the test kills the process:
 
 - `in_transaction`: inside the round service's transaction, after the events were appended
-  and the ledger legs posted, before the projections (nothing is committed yet);
-- `before_response`: after the command committed, before its Idempotency-Key stored the
-  response.
+  and the ledger legs posted, before the projections and the stored answer (nothing is
+  committed yet);
+- `before_response`: after the command and its Idempotency-Key's answer committed, before
+  the HTTP response is sent.
 
 Nothing here is imported by the product; the hooks wrap module attributes at startup.
 """
@@ -38,18 +39,19 @@ def install() -> None:
     from casino import projections
     from casino.api import idempotency
 
-    project, finish = projections.project, idempotency._finish
+    project, command = projections.project, idempotency.idempotent_command
 
     def paused_project(*args: Any, **kwargs: Any) -> Any:
         pause("in_transaction")
         return project(*args, **kwargs)
 
-    def paused_finish(*args: Any) -> None:
+    def paused_command(**kwargs: Any) -> Any:
+        answer = command(**kwargs)
         pause("before_response")
-        finish(*args)
+        return answer
 
     projections.project = paused_project  # type: ignore[assignment]
-    idempotency._finish = paused_finish  # type: ignore[assignment]
+    idempotency.idempotent_command = paused_command  # type: ignore[assignment]
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
-"""The Idempotency-Key crash window on PostgreSQL, in process (threads, real connections).
+"""One Idempotency-Key, racing and dying requests, on PostgreSQL (threads, real connections).
 
-A killed process is in `test_server_kill.py`; here two live requests race on one key, and a
-request dies half way (its thread stops with an exception no handler catches) so that its
-transaction rolls back.
+The key's record is the first write of the command's own transaction and its answer the last,
+so the command and the key commit or roll back together. A killed process is in
+`test_server_kill.py`; here live requests race on one key, and a request dies half way (its
+thread stops with an exception no handler catches) so that its transaction rolls back.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from casino.eventstore.models import StoredEvent
 from ledger.models import IdempotencyRecord
 from tests.api.conftest import Api, make_player
 from tests.api.test_auth_tables import assert_error
-from tests.api.test_rounds import cards, deal, personal
+from tests.api.test_rounds import available, cards, deal, personal
 from tests.faults.conftest import assert_consistent
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -61,39 +62,60 @@ def hand_cards(api: Api, round_id: str) -> list[str]:
     return cards(api.get(f"/api/rounds/{round_id}/").json()["view"]["boxes"][0]["hands"][0])
 
 
-@pytest.mark.parametrize("where", ["inside_the_transaction", "after_the_commit"])
-def test_a_retry_while_the_first_runs_is_409_in_progress_then_replays_the_one_answer(
-    round_to_hit: tuple[Any, str], monkeypatch: pytest.MonkeyPatch, where: str
+def waiting_on_a_lock(timeout: float = 30) -> None:
+    """Until another session of this database waits on a lock (the duplicate on the key)."""
+    with connection.cursor() as cursor:
+        for _ in range(int(timeout * 20)):
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND wait_event_type = 'Lock'"
+            )
+            if cursor.fetchone()[0]:
+                return
+            threading.Event().wait(0.05)
+    raise AssertionError("the duplicate never waited on the key")
+
+
+def hold_inside_the_transaction(
+    monkeypatch: pytest.MonkeyPatch, then: Callable[[], None] = lambda: None
+) -> tuple[threading.Event, threading.Event]:
+    """The next command stops after its events and ledger legs, before its commit."""
+    reached, release = threading.Event(), threading.Event()
+    project = projections.project
+    calls = {"n": 0}
+
+    def held(**kwargs: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            reached.set()
+            assert release.wait(30)
+            then()
+        return project(**kwargs)
+
+    monkeypatch.setattr(projections, "project", held)
+    return reached, release
+
+
+def test_a_duplicate_sent_while_the_first_runs_waits_for_it_then_replays_its_answer(
+    round_to_hit: tuple[Any, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     player, round_id = round_to_hit
-    reached, release = threading.Event(), threading.Event()
-
-    def hold() -> None:
-        reached.set()
-        assert release.wait(30)
-
-    if where == "inside_the_transaction":  # events appended, legs posted, nothing committed
-        project = projections.project
-        monkeypatch.setattr(projections, "project", lambda **kw: (hold(), project(**kw))[1])
-    else:
-        command = services.round_command
-        monkeypatch.setattr(services, "round_command", lambda **kw: (command(**kw), hold())[0])
+    reached, release = hold_inside_the_transaction(monkeypatch)
     url = f"/api/rounds/{round_id}/hit/"
-    first, out = in_thread(lambda: Api(player).post(url, key="hit-once"))
-    assert reached.wait(30)
+    first, first_out = in_thread(lambda: Api(player).post(url, key="hit-once"))
+    assert reached.wait(30)  # the first is inside its transaction: events appended, uncommitted
+    second, second_out = in_thread(lambda: Api(player).post(url, key="hit-once"))
     try:
-        duplicate = Api(player).post(url, key="hit-once")
-        assert_error(duplicate, 409, "idempotency_in_progress")
-        assert IdempotencyRecord.objects.get(key=f"{player.pk}:hit-once").status_code == (
-            0 if where == "inside_the_transaction" else 1  # PENDING, or APPLIED once committed
-        )
+        waiting_on_a_lock()  # the duplicate waits on the key's unique index ...
+        assert second.is_alive() and not second_out  # ... and has not answered
     finally:
         release.set()
         first.join(30)
-    assert out["result"].status_code == 200, out
-    again = Api(player).post(url, key="hit-once")
-    assert again.status_code == 200 and again["Idempotent-Replayed"] == "true"
-    assert again.json() == out["result"].json()
+        second.join(30)
+    one, two = first_out["result"], second_out["result"]
+    assert one.status_code == two.status_code == 200, (one.content, two.content)
+    assert "Idempotent-Replayed" not in one and two["Idempotent-Replayed"] == "true"
+    assert two.json() == one.json()
     assert hand_cards(Api(player), round_id) == ["5S", "6C", "2C"]  # one card, drawn once
     assert_consistent([round_id])
 
@@ -112,22 +134,20 @@ def test_two_simultaneous_requests_with_one_key_run_the_command_once(
     runs = [in_thread(send) for _ in range(2)]
     for thread, _ in runs:
         thread.join(30)
-    answers = sorted(out["result"].status_code for _, out in runs)
-    # Either the second saw the first in flight (409) or after it finished (its replay).
-    assert answers in ([200, 200], [200, 409]), answers
-    for _, out in runs:
-        if out["result"].status_code == 409:
-            assert_error(out["result"], 409, "idempotency_in_progress")
+    answers = [out["result"] for _, out in runs]
+    assert [a.status_code for a in answers] == [200, 200], [a.content for a in answers]
+    assert sorted(a.get("Idempotent-Replayed", "no") for a in answers) == ["no", "true"]
+    assert answers[0].json() == answers[1].json()  # one answer, the same for both
     assert hand_cards(Api(player), round_id) == ["5S", "6C", "2C"]
-    final = Api(player).post(url, key="racing")
-    assert final.status_code == 200 and final["Idempotent-Replayed"] == "true"
+    assert_consistent([round_id])
 
 
-def test_a_request_dying_inside_its_transaction_leaves_nothing_and_its_key_retryable(
+def test_a_request_dying_inside_its_transaction_leaves_nothing_and_its_key_free(
     round_to_hit: tuple[Any, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     player, round_id = round_to_hit
     events_before = StoredEvent.objects.filter(stream_id=round_id).count()
+    balance = available(Api(player))
     project = projections.project
 
     def die(**kwargs: Any) -> Any:
@@ -138,7 +158,7 @@ def test_a_request_dying_inside_its_transaction_leaves_nothing_and_its_key_retry
     thread, out = in_thread(lambda: Api(player).post(url, key="hit-dies"))
     thread.join(30)
     assert isinstance(out.get("error"), Killed)
-    # Rolled back: no event, no ledger leg, no stuck key (its APPLIED mark rolled back too).
+    # Rolled back together: no event, no ledger leg, no key.
     assert StoredEvent.objects.filter(stream_id=round_id).count() == events_before
     assert not IdempotencyRecord.objects.filter(key=f"{player.pk}:hit-dies").exists()
     monkeypatch.setattr(projections, "project", project)
@@ -147,6 +167,35 @@ def test_a_request_dying_inside_its_transaction_leaves_nothing_and_its_key_retry
     retry = Api(player).post(url, key="hit-dies")
     assert retry.status_code == 200 and "Idempotent-Replayed" not in retry
     assert hand_cards(Api(player), round_id) == ["5S", "6C", "2C"]
+    assert available(Api(player)) == balance  # a hit moves no money
+    again = Api(player).post(url, key="hit-dies")
+    assert again["Idempotent-Replayed"] == "true" and again.json() == retry.json()
+
+
+def test_a_duplicate_waiting_on_a_first_that_dies_runs_the_command_itself_once(
+    round_to_hit: tuple[Any, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    player, round_id = round_to_hit
+
+    def die() -> None:
+        raise Killed("the first request's thread died while the duplicate waited")
+
+    reached, release = hold_inside_the_transaction(monkeypatch, then=die)
+    url = f"/api/rounds/{round_id}/hit/"
+    first, first_out = in_thread(lambda: Api(player).post(url, key="hit-twice"))
+    assert reached.wait(30)
+    second, second_out = in_thread(lambda: Api(player).post(url, key="hit-twice"))
+    try:
+        waiting_on_a_lock()
+    finally:
+        release.set()
+        first.join(30)
+        second.join(30)
+    assert isinstance(first_out.get("error"), Killed)
+    answer = second_out["result"]
+    assert answer.status_code == 200 and "Idempotent-Replayed" not in answer, answer.content
+    assert hand_cards(Api(player), round_id) == ["5S", "6C", "2C"]  # the duplicate's one card
+    assert_consistent([round_id])
 
 
 def test_a_409_from_the_round_frees_the_key(round_to_hit: tuple[Any, str]) -> None:
@@ -159,15 +208,16 @@ def test_a_409_from_the_round_frees_the_key(round_to_hit: tuple[Any, str]) -> No
     assert not IdempotencyRecord.objects.filter(key=f"{player.pk}:late-hit").exists()
 
 
-def test_a_request_dying_after_its_commit_is_never_run_again(
+def test_a_request_dying_after_its_commit_is_replayed_not_run_again(
     round_to_hit: tuple[Any, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     player, round_id = round_to_hit
     command = services.round_command
+    committed: dict[str, Any] = {}
 
     def commit_then_die(**kwargs: Any) -> Any:
-        command(**kwargs)
-        raise Killed("the request's thread died after the commit")
+        committed["result"] = command(**kwargs)
+        raise Killed("the request's thread died after the commit, before it answered")
 
     monkeypatch.setattr(services, "round_command", commit_then_die)
     url = f"/api/rounds/{round_id}/hit/"
@@ -176,9 +226,33 @@ def test_a_request_dying_after_its_commit_is_never_run_again(
     assert isinstance(out.get("error"), Killed)
     monkeypatch.setattr(services, "round_command", command)
     assert hand_cards(Api(player), round_id) == ["5S", "6C", "2C"]  # the HIT committed
-    for _ in range(2):  # the retry is refused, from the stored answer, and draws nothing
+    for _ in range(2):  # the answer committed with it: each retry replays it, draws nothing
         retry = Api(player).post(url, key="hit-after")
-        assert_error(retry, 409, "idempotency_interrupted")
-        assert retry["Idempotent-Replayed"] == "true"
+        assert retry.status_code == 200 and retry["Idempotent-Replayed"] == "true"
+        assert retry.json()["version"] == committed["result"].round.version
     assert hand_cards(Api(player), round_id) == ["5S", "6C", "2C"]
     assert_consistent([round_id])
+
+
+def test_parallel_duplicate_deals_open_one_round_and_stake_once(stack: Stack) -> None:
+    stack(HAND)
+    player = make_player()
+    api = Api(player)
+    table = personal(api)
+    balance = available(api)
+    gate = threading.Barrier(3)
+
+    def send() -> Any:
+        gate.wait(10)
+        return Api(player).post(f"/api/tables/{table}/deal/", {"bets": ["1"]}, key="deal-race")
+
+    runs = [in_thread(send) for _ in range(3)]
+    for thread, _ in runs:
+        thread.join(30)
+    answers = [out["result"] for _, out in runs]
+    assert [a.status_code for a in answers] == [200] * 3, [a.content for a in answers]
+    assert sorted(a.get("Idempotent-Replayed", "no") for a in answers) == ["no", "true", "true"]
+    assert all(a.json() == answers[0].json() for a in answers)  # one answer
+    assert StoredEvent.objects.filter(type="RoundOpened").count() == 1
+    assert available(api) == f"{float(balance) - 1:.6f}"  # staked once
+    assert_consistent([answers[0].json()["round_id"]])

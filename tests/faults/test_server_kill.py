@@ -1,13 +1,14 @@
 """SIGKILL `manage.py serve` in the middle of a request: no partial write, no stuck key.
 
 The server runs behind `hooked_serve.py`'s test-only pause points (the product's own code,
-wrapped at startup), so the kill lands at a chosen point of one HIT:
+wrapped at startup), so the kill lands at a chosen point of one request. The request's
+Idempotency-Key is written inside the command's own transaction, so:
 
-1. inside the round service's transaction (events appended, ledger legs posted, nothing
-   committed): PostgreSQL rolls the transaction back when the connection dies; the key stays
-   reserved but unheld, and a retry on a new server runs the HIT, once;
-2. after that retry committed, before its response was stored: the key is `APPLIED`; a retry
-   on a third server is refused with 409 `idempotency_interrupted` and draws no second card.
+1. killed inside the transaction (events appended, ledger legs posted, nothing committed):
+   PostgreSQL rolls the command back with its key when the connection dies; nothing
+   happened, and a retry on a new server runs the command, once;
+2. killed after the commit, before the response was sent: the answer committed with the
+   command; a retry on a third server replays it and runs nothing.
 
 After each kill the whole database is checked: the ledger reconciles, every round audits
 (hash chain, replay, ledger legs, receipt when finished) and replay equals the projections.
@@ -21,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from django.db import connection
 
 from casino.eventstore.models import StoredEvent
 from ledger.models import IdempotencyRecord
@@ -38,9 +38,8 @@ from tests.faults.conftest import (
 pytestmark = REAL_SERVICES
 
 
-def round_waiting_for_my_hit(client: Client, user_id: str) -> str:
+def round_waiting_for_my_hit(client: Client, user_id: str, table: int) -> str:
     """Deal until a round waits on this player's first decision (the fair shoe decides)."""
-    table = client.post("/api/tables/personal/", {"ruleset": "classic"}, key="table").json()["id"]
     for attempt in range(20):
         dealt = client.post(f"/api/tables/{table}/deal/", {"bets": ["1"]}, key=f"deal-{attempt}")
         assert dealt.status_code == 200, dealt.text
@@ -60,13 +59,12 @@ def hand(client: Client, round_id: str) -> list[str]:
     return [c["card"] for c in box["hands"][0]["cards"]]
 
 
-def held_advisory_locks() -> int:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database "
-            "WHERE l.locktype = 'advisory' AND d.datname = current_database()"
-        )
-        return int(cursor.fetchone()[0])
+def available(client: Client) -> str:
+    return str(client.http.get("/api/wallet/balance/").json()["available"])
+
+
+def rounds_at(table: int) -> int:
+    return StoredEvent.objects.filter(type="RoundOpened", data__table_id=str(table)).count()
 
 
 def kill_at(services: Services, proc: Any, point: str, send: Any) -> dict[str, Any]:
@@ -91,48 +89,84 @@ def kill_at(services: Services, proc: Any, point: str, send: Any) -> dict[str, A
     return out
 
 
-def test_a_server_killed_mid_request_leaves_no_partial_write_and_a_retryable_key(
+def test_a_deal_killed_mid_request_runs_once_on_retry_and_stakes_once(
     services: Services,
 ) -> None:
     user = make_player()
-    me = str(user.pk)
-    scoped = f"{me}:hit-killed"
+    scoped = f"{user.pk}:deal-killed"
     proc, url = services.server(hooked=True)
     client = login(url, user)
-    round_id = round_waiting_for_my_hit(client, me)
-    before = hand(client, round_id)
-    versions = StoredEvent.objects.filter(stream_id=round_id).count()
+    table = int(client.post("/api/tables/personal/", {"ruleset": "classic"}, key="t").json()["id"])
+    before = available(client)
+    deal = f"/api/tables/{table}/deal/"
 
-    # 1. Killed inside the service's transaction.
-    hit = f"/api/rounds/{round_id}/hit/"
-    out = kill_at(services, proc, "in_transaction", lambda: client.post(hit, key="hit-killed"))
+    # 1. Killed inside the transaction that opens the round and stakes the bet.
+    out = kill_at(
+        services,
+        proc,
+        "in_transaction",
+        lambda: client.post(deal, {"bets": ["1"]}, key="deal-killed"),
+    )
     assert "error" in out  # the connection died with the server: no answer
-    assert StoredEvent.objects.filter(stream_id=round_id).count() == versions
-    assert IdempotencyRecord.objects.get(key=scoped).status_code == 0  # PENDING, unheld
-    # Released once PostgreSQL sees the dead connection (at once for a killed process).
-    wait_until(lambda: held_advisory_locks() == 0, 15, "the dead request's lock is released")
-    assert_consistent([round_id])
+    assert rounds_at(table) == 0  # no round, no stake, no key: all rolled back together
+    assert not IdempotencyRecord.objects.filter(key=scoped).exists()
+    assert_consistent([])
 
-    # 2. A new server: the retry takes the key over and runs the HIT; killed after its commit.
+    # 2. A new server: the retry runs the DEAL; killed after its commit, before its response.
     proc, url = services.server(hooked=True)
     client = login(url, user)
-    out = kill_at(services, proc, "before_response", lambda: client.post(hit, key="hit-killed"))
+    assert available(client) == before
+    out = kill_at(
+        services,
+        proc,
+        "before_response",
+        lambda: client.post(deal, {"bets": ["1"]}, key="deal-killed"),
+    )
     assert "error" in out
-    assert StoredEvent.objects.filter(stream_id=round_id).count() > versions
-    assert IdempotencyRecord.objects.get(key=scoped).status_code == 1  # APPLIED, no response
-    assert_consistent([round_id])
+    assert rounds_at(table) == 1
+    stored = IdempotencyRecord.objects.get(key=scoped)
+    assert stored.status_code == 200  # the answer committed with the DEAL
 
-    # 3. A third server: the key is never run again; it answers `interrupted`, stored.
+    # 3. A third server: the key replays that answer; nothing runs again.
     proc, url = services.server()
     client = login(url, user)
-    after = hand(client, round_id)
-    assert after[:2] == before and len(after) == 3  # exactly one card drawn by the two tries
     for _ in range(2):
-        refused = client.post(hit, key="hit-killed")
-        assert refused.status_code == 409, refused.text
-        assert refused.json()["error"]["code"] == "idempotency_interrupted"
-    assert hand(client, round_id) == after
+        again = client.post(deal, {"bets": ["1"]}, key="deal-killed")
+        assert again.status_code == 200, again.text
+        assert again.headers["Idempotent-Replayed"] == "true"
+        assert again.json() == stored.response
+    assert rounds_at(table) == 1
+    round_id = stored.response["round_id"]
+    state = client.state(round_id)
+    if state["status"] == "open":  # one stake of 1.00 is in play
+        assert float(available(client)) == float(before) - 1
+    assert_consistent([round_id])
 
+
+def test_a_hit_killed_inside_its_transaction_draws_one_card_on_retry(services: Services) -> None:
+    user = make_player()
+    me = str(user.pk)
+    proc, url = services.server(hooked=True)
+    client = login(url, user)
+    table = int(client.post("/api/tables/personal/", {"ruleset": "classic"}, key="t").json()["id"])
+    round_id = round_waiting_for_my_hit(client, me, table)
+    before = hand(client, round_id)
+    versions = StoredEvent.objects.filter(stream_id=round_id).count()
+    hit = f"/api/rounds/{round_id}/hit/"
+    out = kill_at(services, proc, "in_transaction", lambda: client.post(hit, key="hit-killed"))
+    assert "error" in out
+    assert StoredEvent.objects.filter(stream_id=round_id).count() == versions
+    assert not IdempotencyRecord.objects.filter(key=f"{me}:hit-killed").exists()
+    assert_consistent([round_id])
+
+    proc, url = services.server()
+    client = login(url, user)
+    retry = client.post(hit, key="hit-killed")
+    assert retry.status_code == 200 and "Idempotent-Replayed" not in retry.headers, retry.text
+    again = client.post(hit, key="hit-killed")
+    assert again.headers["Idempotent-Replayed"] == "true" and again.json() == retry.json()
+    after = hand(client, round_id)
+    assert after[:2] == before and len(after) == 3  # exactly one card drawn by the three tries
     state = client.state(round_id)
     if state["status"] == "open":  # finish the round: it settles and its receipt verifies
         stood = client.post(f"/api/rounds/{round_id}/stand/", key="stand-after")
@@ -183,7 +217,7 @@ def play_until_stopped(client: Client, me: str, table: int, stop: threading.Even
     return unanswered
 
 
-def test_a_server_killed_during_a_burst_leaves_every_key_completed_or_retryable(
+def test_a_server_killed_during_a_burst_leaves_every_key_answered_or_free(
     services: Services,
 ) -> None:
     users = [make_player() for _ in range(6)]
@@ -218,7 +252,6 @@ def test_a_server_killed_during_a_burst_leaves_every_key_completed_or_retryable(
         thread.join(60)
     unanswered = [(i, *r) for i, reqs in results.items() for r in reqs]
     assert unanswered, "the kill hit no request in flight"
-    wait_until(lambda: held_advisory_locks() == 0, 15, "the dead requests' locks are released")
     rounds = list(
         StoredEvent.objects.filter(type="RoundOpened").values_list("stream_id", flat=True)
     )
@@ -226,11 +259,13 @@ def test_a_server_killed_during_a_burst_leaves_every_key_completed_or_retryable(
 
     _, url = services.server()
     clients = [login(url, u) for u in users]
-    for i, key, path, body in unanswered:  # each retry completes: never stuck in progress
+    # No key committed without its answer: each was rolled back with its command, or answered.
+    assert list(IdempotencyRecord.objects.filter(status_code__lt=100).values("key")) == []
+    for i, key, path, body in unanswered:  # each retry completes (replayed, or run now)
         retry = clients[i].post(path, body, key=key)
-        code = retry.json().get("error", {}).get("code") if retry.status_code >= 400 else None
-        assert code != "idempotency_in_progress", retry.text
         assert retry.status_code < 500, retry.text
-    stuck = IdempotencyRecord.objects.filter(status_code__in=(0, 1))  # PENDING, APPLIED
-    assert list(stuck.values_list("key", flat=True)) == []
+        again = clients[i].post(path, body, key=key)
+        if retry.status_code != 409:  # a 409 stores nothing: the key stays free
+            assert again.headers["Idempotent-Replayed"] == "true", again.text
+            assert (again.status_code, again.json()) == (retry.status_code, retry.json())
     assert_consistent(rounds)
