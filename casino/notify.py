@@ -7,11 +7,24 @@ so they cost no transaction of their own and roll back with the command.
 Both run only once the transaction commits (a rolled-back command never reaches a browser or
 schedules a timer). Publishing to Channels groups arrives with the live tables; until then
 `publish` only records what would be sent, so tests can see the hook fire after commit.
+
+Timer nudges with a broker are coalesced per round (`NUDGE_COALESCE_S`): a command whose
+round's deadline is further away than twice that leaves the nudge pending in this process,
+and a background thread sends it (one `apply_async`, for the round's latest deadline) once
+it has waited that long. A later command of the round replaces the pending deadline; one
+that finishes the round drops it; a deadline no further than twice the window away is sent
+at once, as is every pending nudge when the process exits. So a round played out within the
+window costs no broker call, and a nudge still reaches the broker long before its deadline.
+A nudge this process never sends (it dies first) is a lost nudge: beat's sweep applies the
+deadline (casino.tasks.sweep_deadlines), as for a nudge lost in the broker.
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
+import os
+import threading
 import time
 from collections.abc import Callable, Sequence
 
@@ -71,16 +84,94 @@ def _schedule_nudge(round_id: str, deadline_ms: int) -> None:
     )
 
 
+def _send_nudge(round_id: str, deadline_ms: int) -> None:
+    try:
+        _schedule_nudge(round_id, deadline_ms)
+    except Exception:  # the round has committed; beat's sweep applies the deadline
+        logger.exception("scheduling the nudge of round %s failed", round_id)
+
+
+class _Coalescer:
+    """Pending nudges of this process: round id -> (deadline_ms, monotonic time to send)."""
+
+    def __init__(self) -> None:
+        self.pending: dict[str, tuple[int, float]] = {}
+        self.cond = threading.Condition()
+        self.thread: threading.Thread | None = None
+        self.pid = 0
+
+    def put(self, round_id: str, deadline_ms: int | None, window_s: float) -> None:
+        """Record the round's deadline after a commit (None: finished, nothing to nudge)."""
+        if deadline_ms is None:
+            if round_id in self.pending:
+                with self.cond:
+                    self.pending.pop(round_id, None)
+            return
+        if deadline_ms / 1000 - time.time() <= 2 * window_s:  # near: send it now
+            with self.cond:
+                self.pending.pop(round_id, None)
+            _send_nudge(round_id, deadline_ms)
+            return
+        with self.cond:
+            if round_id not in self.pending:
+                self.pending[round_id] = (deadline_ms, time.monotonic() + window_s)
+                self._ensure_thread()
+                self.cond.notify()
+            else:  # a later command of the same round: its deadline replaces the pending one
+                self.pending[round_id] = (deadline_ms, self.pending[round_id][1])
+
+    def _ensure_thread(self) -> None:
+        if self.thread is None or self.pid != os.getpid() or not self.thread.is_alive():
+            self.pid = os.getpid()  # a forked child (a prefork worker) starts its own
+            self.thread = threading.Thread(target=self._run, name="casino-nudges", daemon=True)
+            self.thread.start()
+
+    def _due(self, everything: bool) -> list[tuple[str, int]]:
+        now = time.monotonic()
+        due = [
+            (round_id, deadline)
+            for round_id, (deadline, send_at) in self.pending.items()
+            if everything or send_at <= now
+        ]
+        for round_id, _ in due:
+            del self.pending[round_id]
+        return due
+
+    def _run(self) -> None:
+        while True:
+            with self.cond:
+                while True:
+                    due = self._due(False)
+                    if due:
+                        break
+                    wait = min((s for _, s in self.pending.values()), default=None)
+                    self.cond.wait(None if wait is None else max(0.0, wait - time.monotonic()))
+            for round_id, deadline in due:
+                _send_nudge(round_id, deadline)
+
+    def flush(self) -> None:
+        """Send every pending nudge now (process exit; tests)."""
+        with self.cond:
+            due = self._due(True)
+        for round_id, deadline in due:
+            _send_nudge(round_id, deadline)
+
+
+_nudges = _Coalescer()
+flush_nudges = _nudges.flush
+atexit.register(flush_nudges)
+
+
 def on_commit(*, round_id: str, state: RoundState, events: Sequence[StoredEvent]) -> None:
     """Publish the new events and schedule the next deadline, once the transaction commits."""
     deadline = None if state.finished else state.deadline_ms
 
     def after() -> None:
         _publish(round_id, state, events)
-        if deadline is not None:
-            try:
-                _schedule_nudge(round_id, deadline)
-            except Exception:  # the round has committed; beat's sweep applies the deadline
-                logger.exception("scheduling the nudge of round %s failed", round_id)
+        window = settings.NUDGE_COALESCE_S
+        if window > 0 and not settings.CELERY_TASK_ALWAYS_EAGER:
+            _nudges.put(round_id, deadline, window)
+        elif deadline is not None:
+            _send_nudge(round_id, deadline)
 
     transaction.on_commit(after)

@@ -4,6 +4,13 @@ Views name a scope (`throttle_scope = "login"` or `"money"`); the rate comes fro
 settings.THROTTLE_RATES at request time. Counters live in the default cache, which is Redis
 (shared by every server process) when REDIS_URL is set. Reads are never limited here.
 
+On Redis the window is kept by one atomic script (a sorted set of request times per key):
+one round trip a request instead of DRF's read and write of a pickled list, and no lost
+update between two concurrent requests. The rule is DRF's: a request is refused while the
+window (`duration` seconds back) already holds `num_requests`; a refused request is not
+counted; `wait()` is computed the same way. Other caches (the embedded default's local
+memory) take DRF's own path.
+
 When that cache cannot be reached (Redis restarting), the limit fails open: the request goes on
 and a warning is logged. Refusing every login and every bet for the length of a Redis outage
 would turn a cache fault into a full outage; the money path's own guarantees (row locks,
@@ -13,9 +20,14 @@ balances, idempotency) do not depend on the counters.
 from __future__ import annotations
 
 import logging
-from typing import Any
+import threading
+import uuid
+from typing import Any, cast
 
 from django.conf import settings
+from django.core.cache import DEFAULT_CACHE_ALIAS, caches
+from django.core.cache.backends.redis import RedisCache
+from django.utils.connection import ConnectionProxy
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
@@ -24,12 +36,46 @@ from casino.unreachable import REDIS_UNREACHABLE
 
 logger = logging.getLogger(__name__)
 
+# KEYS[1]: the window's sorted set; ARGV: now (s), duration (s), limit, a unique member.
+# Returns {allowed (1/0), requests in the window (after this one if allowed), oldest time}.
+_WINDOW_LUA = """
+local now = tonumber(ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[2]))
+local count = redis.call('ZCARD', KEYS[1])
+if count >= tonumber(ARGV[3]) then
+  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  return {0, count, oldest[2] or ARGV[1]}
+end
+redis.call('ZADD', KEYS[1], now, ARGV[4])
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2]))
+return {1, count + 1, ARGV[1]}
+"""
+_script: list[Any] = []  # the registered script (run with the shared client below)
+# One Redis client per cache location, shared by every thread of the process. Django keeps a
+# cache backend per request context (each ASGI request gets its own, with its own connection
+# pool), so going through it would open a new Redis connection for every request.
+_clients: dict[tuple[str, ...], Any] = {}
+_clients_lock = threading.Lock()
+
+
+def _shared_client(cache: RedisCache) -> Any:
+    servers = tuple(cast(Any, cache)._servers)
+    client = _clients.get(servers)
+    if client is None:
+        with _clients_lock:
+            client = _clients.get(servers)
+            if client is None:  # Django's client for the primary (write) server, kept
+                client = cast(Any, cache)._cache.get_client(None, write=True)
+                _clients[servers] = client
+    return client
+
 
 class ScopedThrottle(SimpleRateThrottle):
     """Limit unsafe requests per scope: per user when logged in, per client address otherwise."""
 
     def __init__(self) -> None:  # the rate is read per request, not at import
         self.scope: str | None = None
+        self._window: tuple[int, float] | None = None  # Redis: (requests in window, oldest)
 
     def allow_request(self, request: Request, view: Any) -> bool:
         self.scope = getattr(view, "throttle_scope", None)
@@ -39,11 +85,44 @@ class ScopedThrottle(SimpleRateThrottle):
         if not self.rate:
             return True
         self.num_requests, self.duration = self.parse_rate(self.rate)
+        self._window = None
+        cache = self.cache
+        if isinstance(cache, ConnectionProxy):  # django.core.cache.cache: the default backend
+            cache = caches[DEFAULT_CACHE_ALIAS]
         try:
+            if isinstance(cache, RedisCache):
+                return self._allow_on_redis(cache, request, view)
             return super().allow_request(request, view)
         except REDIS_UNREACHABLE:
             logger.warning("rate limit %s not applied: the cache is unreachable", self.scope)
             return True
+
+    def _allow_on_redis(self, cache: RedisCache, request: Request, view: Any) -> bool:
+        self.key = self.get_cache_key(request, view)
+        key = cache.make_and_validate_key(f"{self.key}:window")
+        client = _shared_client(cache)
+        if not _script:
+            _script.append(client.register_script(_WINDOW_LUA))
+        self.now = self.timer()
+        allowed, count, oldest = _script[0](
+            keys=[key],
+            args=[repr(self.now), self.duration, self.num_requests, uuid.uuid4().hex],
+            client=client,
+        )
+        self._window = (int(count), float(oldest))
+        return bool(allowed)
+
+    def wait(self) -> float | None:
+        """Seconds until a retry may pass (DRF's rule), None when it cannot be told."""
+        if self._window is None:
+            return super().wait()
+        count, oldest = self._window
+        assert self.duration is not None and self.num_requests is not None
+        remaining = self.duration - (self.now - oldest) if count else self.duration
+        available = self.num_requests - count + 1
+        if available <= 0:
+            return None
+        return float(remaining / available)
 
     def get_cache_key(self, request: Request, view: Any) -> str:
         user = request.user

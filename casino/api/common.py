@@ -30,9 +30,15 @@ class RoundOut(serializers.Serializer[Any]):
 
 
 def round_body(*, round_id: str, version: int, status: str, view: dict[str, Any]) -> dict[str, Any]:
-    return dict(
-        RoundOut({"round_id": round_id, "version": version, "status": status, "view": view}).data
-    )
+    """`RoundOut(...).data`, built directly: the same keys, order and values (CharField is
+    `str`, IntegerField `int`, DictField copies with `str` keys), without a serializer
+    instance per answer (tests/api: `test_round_body_is_what_the_serializer_gives`)."""
+    return {
+        "round_id": str(round_id),
+        "version": int(version),
+        "status": str(status),
+        "view": {str(key): value for key, value in view.items()},
+    }
 
 
 def own_round_body(result: RoundResult, player_id: str) -> dict[str, Any]:

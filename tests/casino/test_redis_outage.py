@@ -95,4 +95,5 @@ def test_a_broker_failure_after_commit_leaves_the_command_done(
         stream_id=opened.round.id, type__in=("PlayerCardDealt", "DealerCardDealt")
     )
     assert [e.data["card"] for e in dealt.order_by("version")] == ["9H", "5C", "7D", "TS"]
+    notify.flush_nudges()  # the 60 s turn timer's nudge waits in the process: send it now
     assert f"scheduling the nudge of round {opened.round.id} failed" in caplog.text

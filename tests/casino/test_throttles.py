@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
@@ -42,3 +44,34 @@ def test_money_moving_requests_are_limited_per_player(settings: object) -> None:
     assert codes[2] == 429
     # Reading the wallet is never limited.
     assert client.get("/api/wallet/balance/").status_code == 200
+
+
+@pytest.mark.redis
+def test_on_redis_the_window_is_one_atomic_script_with_drfs_rule(settings: object) -> None:
+    import time
+    from types import SimpleNamespace
+
+    from django.core.cache import cache
+
+    from casino.throttles import ScopedThrottle
+
+    settings.THROTTLE_RATES = {"login": "100/min", "money": "3/min"}  # type: ignore[attr-defined]
+    user = SimpleNamespace(pk=4242, is_authenticated=True)
+    request: Any = SimpleNamespace(user=user, method="POST")
+    view = SimpleNamespace(throttle_scope="money")
+    started = time.time()
+    verdicts = []
+    for _ in range(5):
+        throttle = ScopedThrottle()
+        verdicts.append(throttle.allow_request(request, view))
+    assert verdicts == [True, True, True, False, False]  # refused requests are not counted
+    assert throttle._window is not None  # the Redis path ran (not DRF's pickled list)
+    wait = throttle.wait()
+    assert wait is not None and 60 - (time.time() - started) - 1 <= wait <= 60
+    # The window lives in one sorted set under the cache's key space, with an expiry.
+    key = cache.make_and_validate_key("throttle:money:user:4242:window")
+    client = cache._cache.get_client(key)  # type: ignore[attr-defined]
+    assert client.zcard(key) == 3 and 0 < client.ttl(key) <= 60
+    # Reads are never limited.
+    read: Any = SimpleNamespace(user=user, method="GET")
+    assert ScopedThrottle().allow_request(read, view)
