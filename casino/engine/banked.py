@@ -7,6 +7,7 @@ from casino.engine.cards import CARD_POINTS
 from casino.engine.commands import Double, Hit, Split, Stand
 from casino.engine.errors import DomainError
 from casino.engine.events import (
+    BettingClosed,
     DealerCardDealt,
     EvenMoneyTaken,
     HandDoubled,
@@ -42,9 +43,12 @@ from casino.engine.state import (
 )
 
 
-def deal(run: Run) -> None:
+def deal(run: Run, closed: BettingClosed | None = None) -> None:
     """Initial deal: two passes of every box in order, then the dealer (rules.hole_card_index
-    says which dealer card is face down). Then insurance, peek, or the first turn."""
+    says which dealer card is face down). Then insurance, peek, or the first turn.
+
+    `closed`: the BettingClosed this command emits first, if not emitted yet (then both are
+    folded as one state)."""
     s = run.state
     hole = s.rules.hole_card_index
     card_at = run.card_source()
@@ -58,7 +62,10 @@ def deal(run: Run) -> None:
             position += 1
         cards.append(new_dealer_card(position, card_at(position), round_of_cards == hole))
         position += 1
-    run.emit_deal(cards)  # one fold for the whole deal (the same state as card by card)
+    if closed is None:
+        run.emit_deal(cards)  # one fold for the whole deal (the same state as card by card)
+    else:
+        run.emit_closed_deal(closed, cards)
     _after_deal(run)
 
 
@@ -115,8 +122,12 @@ def next_turn(run: Run) -> None:
 
 
 def _dealer_plays(run: Run) -> None:
-    _reveal_hole(run)
-    rules = run.state.rules
+    s = run.state
+    rules = s.rules
+    hole = None  # the hole card is turned first (emitted with the draw, one fold for both)
+    if not s.revealed:
+        index = rules.hole_card_index
+        hole = new_hole_card_revealed(s.dealer.positions[index], s.dealer.cards[index])
     live_statuses = (STOOD, BLACKJACK) if rules.blackjack_waits_for_dealer else (STOOD,)
     live = False
     for box in run.state.boxes:
@@ -143,8 +154,10 @@ def _dealer_plays(run: Run) -> None:
             points = CARD_POINTS[card]
             hard += points
             has_ace = has_ace or points == 1
-        if drawn:
-            run.emit_dealer_draw(drawn)
+        if drawn or hole is not None:
+            run.emit_hole_and_draw(hole, drawn)
+    elif hole is not None:
+        run.emit(hole)
     settle(run)
 
 

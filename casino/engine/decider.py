@@ -236,9 +236,9 @@ def _open(command: OpenRound, now_ms: int, shoe: Shoe | None) -> tuple[list[Even
     run = Run(evolve(None, opened), now_ms, shoe)
     run.events.append(opened)
     if rules.kind == DUEL:  # 004: "all players betting the set limit", then the deal
-        stake = command.options.stake
-        run.emit_bets([new_bet_placed(p.player_id, 0, stake) for p in command.participants])
-        _close_and_deal(run)
+        if shoe is None:
+            raise DomainError(E.SHOE_REQUIRED, "closing betting deals cards: pass the round's shoe")
+        duel.bet_and_deal(run, command.options.stake)
     return run.events, run.state
 
 
@@ -278,11 +278,12 @@ def _everyone_bet(s: RoundState) -> bool:
 def _close_and_deal(run: Run) -> None:
     if run.shoe is None:
         raise DomainError(E.SHOE_REQUIRED, "closing betting deals cards: pass the round's shoe")
-    run.emit(new_betting_closed(client_material(run.state.opened.participants), run.now_ms))
+    closed = new_betting_closed(client_material(run.state.opened.participants), run.now_ms)
     if run.state.rules.kind == DUEL:
+        run.emit(closed)
         duel.deal(run)
     else:
-        banked.deal(run)
+        banked.deal(run, closed)  # folds the close and the deal as one state
 
 
 def _void(run: Run, command: VoidRound) -> None:

@@ -15,6 +15,9 @@ from casino.engine.events import (
     PlayerCardDealt,
     PlayerStood,
     RoundSettled,
+    client_material,
+    new_bet_placed,
+    new_betting_closed,
     new_duel_timer_started,
     new_hand_result,
     new_player_card,
@@ -40,6 +43,26 @@ def deal(run: Run) -> None:
             position += 1
     run.emit_deal(cards)  # one fold for the whole deal (the same state as card by card)
     run.emit(new_duel_timer_started(run.now_ms + run.state.rules.duel_timer_ms))
+    finish_if_done(run)
+
+
+def bet_and_deal(run: Run, stake: int) -> None:
+    """The rest of the command that opens a duel (004: "all players betting the set limit"):
+    every seat bets `stake` on box 0, betting closes, `deal` and its timer; the state is
+    folded once for all of them (`Run.emit_duel_opening`)."""
+    s = run.state
+    participants = s.opened.participants
+    bets = [new_bet_placed(p.player_id, 0, stake) for p in participants]
+    closed = new_betting_closed(client_material(participants), run.now_ms)
+    card_at = run.card_source()
+    position = s.next_position
+    cards: list[PlayerCardDealt | DealerCardDealt] = []
+    for hidden in (False, True):  # as `deal`: the boxes are the seats in order, box 0 each
+        for p in participants:
+            cards.append(new_player_card(position, card_at(position), p.player_id, 0, 0, hidden))
+            position += 1
+    timer = new_duel_timer_started(run.now_ms + s.rules.duel_timer_ms)
+    run.emit_duel_opening(bets, closed, cards, timer)
     finish_if_done(run)
 
 
@@ -85,39 +108,37 @@ def finish_if_done(run: Run) -> None:
     """Once no hand is open: CardsRevealed (every hidden card), then RoundSettled."""
     boxes = run.state.boxes
     for b in boxes:  # runs after every duel action: a plain loop, no generator
-        if b.hands[0].status != OPEN:
-            continue
-        return
-    # Plain loops and list displays below instead of nested generators, zip(strict=True) and
-    # a list copy per hand: this runs once per duel round (issue 3 speed work).
+        if b.hands[0].status == OPEN:
+            return
+    # One pass over the boxes, plain loops and list displays, Hand.total and .is_blackjack
+    # inlined: this runs once per duel round (issue 3 speed work).
     hidden: list[tuple[int, str, str]] = []
+    stakes: list[int] = []
+    totals: list[int] = []
+    ranked: list[tuple[int, bool]] = []
     for b in boxes:
         hand = b.hands[0]
-        player_id, cards = b.player_id, hand.cards
+        player_id, cards, positions = b.player_id, hand.cards, hand.positions
         for k in range(1, len(cards)):  # every card after the face-up first one
-            hidden.append((hand.positions[k], player_id, cards[k]))
+            hidden.append((positions[k], player_id, cards[k]))
+        hard = hand.hard
+        total = hard + 10 if hand.has_ace and hard <= 11 else hard
+        stakes.append(hand.stake)
+        totals.append(total)
+        ranked.append((total, hand.has_ace and hard == 11 and len(cards) == 2 and not hand.split))
     hidden.sort()  # shoe order across the seats
-    run.emit(CardsRevealed(tuple([new_revealed_card(pid, pos, card) for pos, pid, card in hidden])))
-    s = run.state  # CardsRevealed leaves the boxes as they were
-    hands = [b.hands[0] for b in boxes]
-    totals = [h.total for h in hands]
-    gross, fee = duel_payouts(
-        [(t, h.is_blackjack) for t, h in zip(totals, hands, strict=True)],
-        s.opened.options.stake,
-        s.rules.fee_bps_for(len(hands)),
-    )
-    winners = 0
-    for g in gross:
-        if g:
-            winners += 1
-    won = "split" if winners > 1 else "win"  # the pot shared by several, or one winner
+    revealed = CardsRevealed(tuple([new_revealed_card(p, pos, card) for pos, p, card in hidden]))
+    s = run.state
+    gross, fee = duel_payouts(ranked, s.opened.options.stake, s.rules.fee_bps_for(len(boxes)))
+    # the pot shared by several, or one winner
+    won = "split" if len(gross) - gross.count(0) > 1 else "win"
     results = tuple(
         [
-            new_hand_result(b.player_id, b.box, 0, won if g > 0 else "lose", h.stake, g, t)
-            for b, h, g, t in zip(boxes, hands, gross, totals, strict=True)
+            new_hand_result(b.player_id, b.box, 0, won if g > 0 else "lose", stake, g, t)
+            for b, stake, g, t in zip(boxes, stakes, gross, totals, strict=True)
         ]
     )
-    run.emit(RoundSettled(results, (), fee, 0, run.now_ms))
+    run.emit_duel_end(revealed, RoundSettled(results, (), fee, 0, run.now_ms))
 
 
 _finish_if_done = finish_if_done  # the old private name, still used by fairness/replay.py

@@ -89,6 +89,11 @@ _set_settled = _setter("phase", "settlement", "turn", "deadline_ms")
 _set_offered = _setter("phase", "boxes", "deadline_ms")
 _set_timer = _setter("phase", "deadline_ms")
 _set_cards = _setter("boxes", "dealer", "next_position", "turn", "deadline_ms")
+_set_closed_deal = _setter(
+    "phase", "boxes", "dealer", "next_position", "deadline_ms", "client_material"
+)
+_set_hole_draw = _setter("dealer", "next_position", "revealed")
+_set_duel_end = _setter("phase", "turn", "deadline_ms", "revealed", "settlement")
 
 
 def _add_card(hand: Hand, card: str, position: int) -> Hand:
@@ -177,6 +182,11 @@ def _bet(s: RoundState, e: BetPlaced) -> RoundState:
 def fold_bets(s: RoundState, events: list[BetPlaced]) -> RoundState:
     """reduce(_bet, events, s), sorting the boxes once: a duel opens with every seat's bet
     at once. The boxes end in the same (seat, box) order as when sorted after each bet."""
+    return _set_boxes(s, _bet_boxes(s, events))
+
+
+def _bet_boxes(s: RoundState, events: list[BetPlaced]) -> tuple[Box, ...]:
+    """The boxes after `events` (fold_bets), in (seat, box) order."""
     new = [
         tuple.__new__(
             Box,
@@ -193,7 +203,7 @@ def fold_bets(s: RoundState, events: list[BetPlaced]) -> RoundState:
     ]
     seat = {p.player_id: i for i, p in enumerate(s.opened.participants)}
     boxes = sorted((*s.boxes, *new), key=lambda b: (seat[b.player_id], b.box))
-    return _set_boxes(s, tuple(boxes))
+    return tuple(boxes)
 
 
 def _closed(s: RoundState, e: BettingClosed) -> RoundState:
@@ -285,11 +295,22 @@ def fold_deal(s: RoundState, events: list[PlayerCardDealt | DealerCardDealt]) ->
     their order is not checked again here (replay folds stored cards one by one through
     `evolve`, which checks each). tests/engine/test_equivalence.py proves the states equal.
     """
-    boxes = s.boxes
+    dealt = _deal_boxes(s.boxes, s.dealer, events) if s.next_position == 0 else None
+    if dealt is None:
+        return fold_cards(s, events)  # not a first deal: the general fold
+    boxes, dealer, position = dealt
+    return _set_cards(s, boxes, dealer, position, s.turn, s.deadline_ms)
+
+
+def _deal_boxes(
+    boxes: tuple[Box, ...], dealer: Hand, events: list[PlayerCardDealt | DealerCardDealt]
+) -> tuple[tuple[Box, ...], Hand, int] | None:
+    """(boxes, dealer, next position) after a first deal of `events` (see fold_deal), or
+    None when the events are not two passes over the boxes (with or without the dealer)."""
     n = len(boxes)
     width = n + 1 if len(events) == 2 * n + 2 else n  # cards per pass: with the dealer or not
-    if s.next_position != 0 or len(events) != 2 * width:
-        return fold_cards(s, events)  # not a first deal: the general fold
+    if len(events) != 2 * width:
+        return None
     dealt = tuple(
         [  # a list display, not a generator: tuple() of a list skips the generator's frames
             tuple.__new__(
@@ -299,17 +320,60 @@ def fold_deal(s: RoundState, events: list[PlayerCardDealt | DealerCardDealt]) ->
             for i, b in enumerate(boxes)
         ]
     )
-    dealer = _two_cards(s.dealer, events[n], events[width + n]) if width > n else s.dealer
-    return _set_cards(s, dealt, dealer, 2 * width, s.turn, s.deadline_ms)
+    if width > n:
+        dealer = _two_cards(dealer, events[n], events[width + n])
+    return dealt, dealer, 2 * width
+
+
+def fold_closed_deal(
+    s: RoundState, closed: BettingClosed, events: list[PlayerCardDealt | DealerCardDealt]
+) -> RoundState:
+    """fold_deal(_closed(s, closed), events): betting closes and the first cards are dealt in
+    the same command, so the state is built once for both (`Run.emit_closed_deal`)."""
+    dealt = _deal_boxes(s.boxes, s.dealer, events) if s.next_position == 0 else None
+    if dealt is None:
+        return fold_deal(_closed(s, closed), events)
+    boxes, dealer, position = dealt
+    phase = DUELING if s.rules.kind == DUEL else PLAYING
+    return _set_closed_deal(s, phase, boxes, dealer, position, None, closed.client_material)
+
+
+def fold_duel_opening(
+    s: RoundState,
+    bets: list[BetPlaced],
+    closed: BettingClosed,
+    cards: list[PlayerCardDealt | DealerCardDealt],
+    timer: DuelTimerStarted,
+) -> RoundState:
+    """reduce(evolve, [*bets, closed, *cards, timer], s) for the command that opens a duel
+    (every seat's bet, the close, two cards a seat, the timer): the state is built once."""
+    dealt = None
+    if not s.boxes and s.next_position == 0 and s.rules.kind == DUEL:
+        dealt = _deal_boxes(_bet_boxes(s, bets), s.dealer, cards)
+    if dealt is None:
+        return _timer(fold_closed_deal(fold_bets(s, bets), closed, cards), timer)
+    boxes, dealer, position = dealt
+    return _set_closed_deal(
+        s, DUELING, boxes, dealer, position, timer.deadline_ms, closed.client_material
+    )
 
 
 def fold_dealer_draw(s: RoundState, events: list[DealerCardDealt]) -> RoundState:
     """fold_cards for the dealer's draw (cards to the dealer only, in shoe order, after the
     deal): the dealer's hand is built once with all of them."""
+    hand = _drawn_dealer(s, events)
+    if hand is None:
+        return fold_cards(s, list(events))
+    return _set_cards(s, s.boxes, hand, s.next_position + len(events), s.turn, s.deadline_ms)
+
+
+def _drawn_dealer(s: RoundState, events: list[DealerCardDealt]) -> Hand | None:
+    """The dealer's hand after the draw `events` (fold_dealer_draw), or None when they are
+    not the next cards after a dealt dealer hand."""
     dealer = s.dealer
     position = s.next_position
     if not dealer.cards or events[0].position != position:
-        return fold_cards(s, list(events))
+        return None
     cards = [e.card for e in events]
     hard = dealer.hard
     has_ace = dealer.has_ace
@@ -321,7 +385,7 @@ def fold_dealer_draw(s: RoundState, events: list[DealerCardDealt]) -> RoundState
     # As _add_card on a hand of two or more cards: bust over 21, stood at 21, else unchanged
     # (the dealer's hand is never split or doubled).
     status = BUST if total > 21 else STOOD if total == 21 else dealer.status
-    hand = tuple.__new__(
+    hand: Hand = tuple.__new__(
         Hand,
         (
             (*dealer.cards, *cards),
@@ -335,7 +399,20 @@ def fold_dealer_draw(s: RoundState, events: list[DealerCardDealt]) -> RoundState
             status,
         ),
     )
-    return _set_cards(s, s.boxes, hand, position + len(cards), s.turn, s.deadline_ms)
+    return hand
+
+
+def fold_hole_and_draw(
+    s: RoundState, hole: HoleCardRevealed | None, events: list[DealerCardDealt]
+) -> RoundState:
+    """reduce(evolve, [hole, *events], s) (hole may be None: already revealed) for the
+    dealer's turn: the hole card turned, then the dealer's draw, built as one state."""
+    hand = _drawn_dealer(s, events) if events else None
+    if hand is None:
+        if hole is not None:
+            s = _hole_revealed(s, hole)
+        return fold_dealer_draw(s, events) if events else s
+    return _set_hole_draw(s, hand, s.next_position + len(events), True if hole else s.revealed)
 
 
 def _two_cards(
@@ -458,6 +535,11 @@ def _split(s: RoundState, e: HandSplit) -> RoundState:
 
 def _timer(s: RoundState, e: DuelTimerStarted) -> RoundState:
     return _set_timer(s, DUELING, e.deadline_ms)
+
+
+def fold_duel_end(s: RoundState, revealed: CardsRevealed, settled: RoundSettled) -> RoundState:
+    """reduce(evolve, [revealed, settled], s): the end of a duel, built as one state."""
+    return _set_duel_end(s, SETTLED, -1, None, True, settled)
 
 
 def _revealed(s: RoundState, e: CardsRevealed) -> RoundState:

@@ -8,10 +8,15 @@ from collections.abc import Callable
 from casino.engine.errors import SHOE_REQUIRED, DomainError
 from casino.engine.events import (
     BetPlaced,
+    BettingClosed,
+    CardsRevealed,
     DealerCardDealt,
+    DuelTimerStarted,
     Event,
+    HoleCardRevealed,
     PlayerCardDealt,
     PlayerStood,
+    RoundSettled,
     TurnStarted,
     new_dealer_card,
     new_player_card,
@@ -20,10 +25,14 @@ from casino.engine.evolve import (
     HANDLERS,
     fold_bets,
     fold_cards,
+    fold_closed_deal,
     fold_deal,
     fold_dealer_draw,
     fold_duel_card,
+    fold_duel_end,
+    fold_duel_opening,
     fold_duel_stood,
+    fold_hole_and_draw,
     fold_turn,
 )
 from casino.engine.shoe import Shoe
@@ -55,10 +64,50 @@ class Run:
         self.events.extend(events)
         self.state = fold_deal(self.state, events)
 
+    def emit_closed_deal(
+        self, closed: BettingClosed, events: list[PlayerCardDealt | DealerCardDealt]
+    ) -> None:
+        """emit(closed), then emit_deal(events): one fold (`evolve.fold_closed_deal`)."""
+        self.events.append(closed)
+        self.events.extend(events)
+        self.state = fold_closed_deal(self.state, closed, events)
+
+    def emit_duel_opening(
+        self,
+        bets: list[BetPlaced],
+        closed: BettingClosed,
+        events: list[PlayerCardDealt | DealerCardDealt],
+        timer: DuelTimerStarted,
+    ) -> None:
+        """A duel's bets, close, deal and timer in that order, folded as one state
+        (`evolve.fold_duel_opening`)."""
+        recorded = self.events
+        recorded.extend(bets)
+        recorded.append(closed)
+        recorded.extend(events)
+        recorded.append(timer)
+        self.state = fold_duel_opening(self.state, bets, closed, events, timer)
+
     def emit_dealer_draw(self, events: list[DealerCardDealt]) -> None:
         """emit_cards for the dealer's draw (`evolve.fold_dealer_draw`)."""
         self.events.extend(events)
         self.state = fold_dealer_draw(self.state, events)
+
+    def emit_hole_and_draw(
+        self, hole: HoleCardRevealed | None, events: list[DealerCardDealt]
+    ) -> None:
+        """The hole card turned (unless None), then the dealer's draw, folded as one state
+        (`evolve.fold_hole_and_draw`)."""
+        if hole is not None:
+            self.events.append(hole)
+        self.events.extend(events)
+        self.state = fold_hole_and_draw(self.state, hole, events)
+
+    def emit_duel_end(self, revealed: CardsRevealed, settled: RoundSettled) -> None:
+        """emit(revealed), then emit(settled): one fold (`evolve.fold_duel_end`)."""
+        self.events.append(revealed)
+        self.events.append(settled)
+        self.state = fold_duel_end(self.state, revealed, settled)
 
     def emit_bets(self, events: list[BetPlaced]) -> None:
         """Record several BetPlaced and fold them at once (`evolve.fold_bets`)."""
