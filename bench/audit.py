@@ -65,9 +65,10 @@ def timed(ids):
     return best_cpu, best_wall
 
 GROUPS = {  # check -> (file suffix, function name); cumulative time, the groups do not nest
-    "engine re-enactment": ("casino/engine/audit.py", "reenact"),
+    "engine re-enactment": ("casino/engine/audit.py", "reenact_states"),
     "engine decode of stored events": ("casino/audit.py", "_decode"),
-    "engine fold (shared)": ("casino/audit.py", "_fold"),
+    "engine fold (a stream that does not re-enact)": ("casino/audit.py", "_fold"),
+    "engine fold on from a decision's state": ("casino/audit.py", "__getitem__"),
     "settlement replay": ("fairness/replay.py", "check"),
     "ed25519": ("~", "<method 'verify' of 'cryptography.hazmat.bindings._rust.openssl."
                 "ed25519.Ed25519PublicKey' objects>"),

@@ -7,8 +7,11 @@ seed against commitment, client material, every card against the shoe, engine re
 chain, receipt signature) and adds what needs the database: the seed against its chain's
 published terminal, and the round's ledger legs against its events.
 
-Each round's events are decoded and folded once; that one fold serves the audit's own checks
-and the verifier's settlement replay (`fairness.replay.load_folded`). Event hashes are
+Each round's events are decoded once (`fairness.replay.load_decoders`) and re-enacted once:
+the states the re-enactment steps through serve the audit's own checks and the verifier's
+settlement replay (`fairness.replay.load_folded`), which folds only the few events between a
+decision's state and the settlement; a round that does not re-enact in full is folded event by
+event, as before, so its report is the same. Event hashes are
 recomputed over the canonical JSON of each stored body (`fairness.hashchain`), never taken on
 trust from the stored row.
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 import gc
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Sequence as SequenceABC
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -30,7 +34,7 @@ from casino.roundmoney import recorded_nets_many, round_legs_problems
 from fairness.canonical import canonical_json
 from fairness.chain import hash_seed
 from fairness.models import RoundProof, SeedChain, SigningKey
-from fairness.replay import FoldedCheck, load_folded
+from fairness.replay import Decoders, FoldedCheck, load_decoders, load_folded
 from fairness.verify import KeyRing, verify_round
 
 AUDIT_CHUNK = 500  # rounds read per batch of queries
@@ -235,12 +239,43 @@ class ChainWalker:
 
 
 class Checks(NamedTuple):
-    """What every round's audit shares: the published keys, the seed-chain walker and the
-    engine's settlement check (None without the engine)."""
+    """What every round's audit shares: the published keys, the seed-chain walker, the
+    engine's settlement check (None without the engine) and its event decoders."""
 
     keys: KeyRing
     walker: ChainWalker
     settlement: FoldedCheck | None
+    decoders: Decoders
+
+
+class _States(SequenceABC[Any]):
+    """states[k]: the state after events[:k], from the re-enactment's state at the last
+    decision boundary at or before k, folded on through the events after it."""
+
+    def __init__(self, events: Sequence[Any], boundaries: dict[int, Any]) -> None:
+        self._events = events
+        self._boundaries = boundaries
+
+    def __len__(self) -> int:
+        return len(self._events) + 1
+
+    def __getitem__(self, k: Any) -> Any:
+        if not isinstance(k, int):
+            raise TypeError("states are read one index at a time")
+        if k < 0:
+            k += len(self._events) + 1
+        if not 0 <= k <= len(self._events):
+            raise IndexError(k)
+        boundaries = self._boundaries
+        if k in boundaries:
+            return boundaries[k]
+        from casino.engine.decider import evolve
+
+        base = max(b for b in boundaries if b < k)
+        state = boundaries[base]
+        for event in self._events[base:k]:
+            state = evolve(state, event)
+        return state
 
 
 def _fold(events: Sequence[Any]) -> tuple[list[Any], str | None]:
@@ -258,13 +293,12 @@ def _fold(events: Sequence[Any]) -> tuple[list[Any], str | None]:
     return states, None
 
 
-def _decode(events_read: list[dict[str, Any]], current: list[dict[str, Any]]) -> list[Any]:
+def _decode(
+    events_read: list[dict[str, Any]], current: list[dict[str, Any]], decoders: Decoders
+) -> list[Any]:
     """The engine's events, from each event's data upcast to the current schema version."""
-    from casino.engine.events import event_from_dict
-
     return [
-        event_from_dict({**data, "type": stored["type"]})
-        for stored, data in zip(events_read, current, strict=True)
+        decoders[stored["type"]](data) for stored, data in zip(events_read, current, strict=True)
     ]
 
 
@@ -279,7 +313,7 @@ def _audit_one(
     recorded: dict[str, int],
     checks: Checks,
 ) -> RoundAudit:
-    from casino.engine.audit import reenact
+    from casino.engine.audit import reenact_states
     from casino.eventstore.integrity import verify_stream
     from casino.eventstore.store import load
 
@@ -287,20 +321,33 @@ def _audit_one(
     if not events_read:
         report.problems.append("events: the round has no events")
         return report
-    events = _decode(events_read, current)  # decoded once, for every check below
+    events = _decode(events_read, current, checks.decoders)  # once, for every check below
     report.problems.extend(round_legs_problems(round_id, events, recorded))
-    states, refused = _fold(events)  # folded once, for the audit and the verifier's replay
-    if refused is not None:
-        report.problems.append(refused)
-    state = states[-1] if refused is None else None
-    if state is None or not state.finished:
-        report.problems.extend(
-            f"events: version {p.version} ({p.code}): {p.message}"
-            for p in verify_stream(load(round_id))
-        )
-        return report
     # Every recorded decision and card fed back to the decider must give the same events.
-    report.problems.extend(f"rules: {p}" for p in reenact(events))
+    raised: Exception | None = None
+    try:
+        reenacted, boundaries = reenact_states(events)
+    except Exception as exc:  # raised below where it always was: only for a finished round
+        raised, reenacted, boundaries = exc, [], {0: None}
+    state = boundaries.get(len(events))
+    states: Sequence[Any]
+    if raised is None and not reenacted and state is not None and state.finished:
+        # Re-enacted in full: `step` folds what it makes, so these are the fold's states.
+        states = _States(events, boundaries)
+    else:  # the exact fold, event by event, says where the stream goes wrong
+        states, refused = _fold(events)
+        if refused is not None:
+            report.problems.append(refused)
+        state = states[-1] if refused is None else None
+        if state is None or not state.finished:
+            report.problems.extend(
+                f"events: version {p.version} ({p.code}): {p.message}"
+                for p in verify_stream(load(round_id))
+            )
+            return report
+        if raised is not None:
+            raise raised
+    report.problems.extend(f"rules: {p}" for p in reenacted)
     if proof is None:
         report.problems.append("receipt: the finished round has no signed receipt")
         return report
@@ -360,7 +407,9 @@ def audit(
     fold of each round.
     """
     keys, walker = checks
-    resolved = Checks(keys or published_keys(), walker or ChainWalker(), load_folded())
+    decoders = load_decoders()
+    assert decoders is not None  # the engine is part of this project
+    resolved = Checks(keys or published_keys(), walker or ChainWalker(), load_folded(), decoders)
     reports: list[RoundAudit] = []
     # The cyclic garbage collector is paused while a chunk is audited: a chunk makes tens of
     # thousands of short-lived, acyclic objects, and the full collections they trigger walk

@@ -8,11 +8,15 @@ importable.
 
 `load()` gives the check on bundle events (dicts); `load_folded()` gives the same check on
 events already decoded and folded (the audit decodes and folds each round once, and shares that
-fold between its own checks and this one).
+fold between its own checks and this one). `load_decoders()` turn an event's type and data into
+the engine's event: what `casino.engine.events.event_from_dict({**data, "type": type})` makes,
+through one constructor call per value object, compiled once from the events' dataclass fields.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -21,6 +25,56 @@ Check = Callable[[Sequence[Mapping[str, Any]], Mapping[str, Any]], list[str]]
 FoldedCheck = Callable[[Sequence[Any], Sequence[Any]], list[str]]
 # decoded events -> (states: None then the state after each event, failures)
 Fold = Callable[[Sequence[Any]], tuple[list[Any], list[str]]]
+# event type -> (event data -> the engine's event; KeyError: a missing field).
+Decoders = dict[str, Callable[[Mapping[str, Any]], Any]]
+
+
+def compile_decoders(event_types: Mapping[str, type[Any]]) -> Decoders:
+    """A decoder per event type for these event classes (frozen dataclasses, as the engine's).
+
+    The same values as the engine's generic `event_from_dict`, read field by field in the
+    same order (so a missing field raises the same KeyError): a field whose type is a
+    dataclass is decoded as one, a `tuple[X, ...]` becomes a tuple (of X when X is a
+    dataclass), anything else is taken as is. Each class gets one generated function that
+    calls its constructor with every field positionally.
+    """
+    namespace: dict[str, Any] = {}
+    names: dict[type[Any], str] = {}
+
+    def build(cls: type[Any]) -> str:
+        name = names.get(cls)
+        if name is not None:
+            return name
+        name = names[cls] = f"_decode_{len(names)}"
+        namespace[f"{name}_cls"] = cls
+        hints = typing.get_type_hints(cls)
+        args = []
+        for field in dataclasses.fields(cls):
+            hint, value = hints[field.name], f"d[{field.name!r}]"
+            if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+                args.append(f"{build(hint)}({value})")
+            elif typing.get_origin(hint) is tuple:
+                inner = (typing.get_args(hint) or (None,))[0]
+                if isinstance(inner, type) and dataclasses.is_dataclass(inner):
+                    args.append(f"tuple(map({build(inner)}, {value}))")
+                else:
+                    args.append(f"tuple({value})")
+            else:
+                args.append(value)
+        source = f"def {name}(d):\n    return {name}_cls({', '.join(args)})\n"
+        exec(source, namespace)  # the technique dataclasses itself uses for __init__
+        return name
+
+    return {type_: namespace[build(cls)] for type_, cls in event_types.items()}
+
+
+def load_decoders() -> Decoders | None:
+    """The engine's event decoders (see `compile_decoders`), or None without the engine."""
+    try:
+        from casino.engine.events import EVENT_TYPES
+    except ImportError:
+        return None
+    return compile_decoders(EVENT_TYPES)
 
 
 def load_fold() -> Fold | None:
@@ -32,14 +86,16 @@ def load_fold() -> Fold | None:
 
     def fold(objects: Sequence[Any]) -> tuple[list[Any], list[str]]:
         states: list[Any] = [None]
+        keep = states.append
         state = None
-        for index, event in enumerate(objects):
-            try:
+        try:
+            for event in objects:
                 state = evolve(state, event)
-            except Exception as exc:  # any refusal means the events are not a legal round
-                where = f"version {index + 1} ({event.type})"
-                return states, [f"replay: the rule engine refuses {where}: {exc}"]
-            states.append(state)
+                keep(state)
+        except Exception as exc:  # any refusal means the events are not a legal round
+            index = len(states) - 1
+            where = f"version {index + 1} ({objects[index].type})"
+            return states, [f"replay: the rule engine refuses {where}: {exc}"]
         return states, []
 
     return fold
@@ -95,17 +151,13 @@ def load_folded() -> FoldedCheck | None:
 
 def load() -> Check | None:
     """The engine-backed check on bundle events, or None when the rule engine is not importable."""
-    fold, folded = load_fold(), load_folded()
-    try:
-        from casino.engine.events import event_from_dict
-    except ImportError:
-        return None
-    if fold is None or folded is None:
+    fold, folded, decoders = load_fold(), load_folded(), load_decoders()
+    if fold is None or folded is None or decoders is None:
         return None
 
     def check(events: Sequence[Mapping[str, Any]], receipt: Mapping[str, Any]) -> list[str]:
         try:
-            objects: list[Any] = [event_from_dict({**e["data"], "type": e["type"]}) for e in events]
+            objects: list[Any] = [decoders[e["type"]](e["data"]) for e in events]
         except (KeyError, TypeError, ValueError) as exc:
             return [f"replay: an event does not decode ({type(exc).__name__}: {exc})"]
         states, refused = fold(objects)

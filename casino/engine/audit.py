@@ -134,28 +134,98 @@ def _implied_now(
     return None
 
 
+_TIMED = (RoundOpened, BettingClosed, InsuranceOffered, TurnStarted, DuelTimerStarted,
+          RoundSettled, RoundVoided)  # fmt: skip
+# Recorded events that only a decision starts (a PlayerCardDealt may be a hit or a card the
+# rules dealt); `_time_guess` stops at them.
+_DECISIONS = (RoundOpened, BetPlaced, PlayerStood, HandDoubled, HandSplit, InsuranceTaken,
+              InsuranceDeclined, EvenMoneyTaken, ServerSeedRevealed)  # fmt: skip
+
+
+def _time_guess(events: Sequence[Event], i: int, rules: RuleSet) -> int | None:
+    """The time of the decision at event i as the record implies it, if a timed event
+    follows before the next decision (a guess: `reenact` takes it only when it holds)."""
+    first = events[i]
+    if isinstance(first, _TIMED):
+        return _implied_now([first], [first], rules)
+    cards = 2 if isinstance(first, HandSplit) else 1 if isinstance(first, HandDoubled) else 0
+    for j in range(i + 1, len(events)):
+        e = events[j]
+        if isinstance(e, _TIMED):
+            return _implied_now([e], [e], rules)
+        if isinstance(e, _DECISIONS):
+            if (
+                isinstance(e, BetPlaced)
+                and isinstance(first, BetPlaced)
+                and (e.player_id == first.player_id)
+            ):
+                continue  # one player's bets on several boxes are one decision
+            return None
+        if isinstance(e, PlayerCardDealt):
+            if cards == 0:
+                return None
+            cards -= 1
+    return None
+
+
 def reenact(events: Sequence[Event]) -> list[str]:
     """Discrepancies between the recorded events and what the rules make of the same
     decisions and cards (empty list: the round is exactly what the rules say)."""
+    return reenact_states(events)[0]
+
+
+def reenact_states(
+    events: Sequence[Event],
+) -> tuple[list[str], dict[int, RoundState | None]]:
+    """`reenact`, and the state after events[:k] at every k where a decision's events end
+    (0 included; the last k is len(events) when the round re-enacts in full): `step` returns
+    the fold of the events it makes, so these are the states `evolve` folds to there."""
+    boundaries: dict[int, RoundState | None] = {0: None}
     if not events or not isinstance(events[0], RoundOpened):
-        return ["the round does not start with RoundOpened"]
+        return ["the round does not start with RoundOpened"], boundaries
     opened = events[0]
     rules = RULESETS.get(opened.ruleset)
     if rules is None:
-        return [f"unknown rule set {opened.ruleset!r}"]
+        return [f"unknown rule set {opened.ruleset!r}"], boundaries
     if rules.version_hash != opened.ruleset_hash:
-        return [f"rule set hash {opened.ruleset_hash} is not {opened.ruleset} {rules.version_hash}"]
+        return [
+            f"rule set hash {opened.ruleset_hash} is not {opened.ruleset} {rules.version_hash}"
+        ], boundaries
+    problems = _reenact(list(events), rules, opened.opened_at_ms, boundaries)
+    return problems, boundaries
+
+
+def _reenact(
+    events: list[Event], rules: RuleSet, now: int, boundaries: dict[int, RoundState | None]
+) -> list[str]:
     shoe = _RecordedShoe(events)
     state: RoundState | None = None
-    now = opened.opened_at_ms
     i = 0
-    while i < len(events):
-        where = f"event {i + 1} ({events[i].type})"
+    count = len(events)
+    while i < count:
         command = _command(events, i, state)
         if command is None:
-            return [f"{where} follows from no decision"]
+            return [f"event {i + 1} ({events[i].type}) follows from no decision"]
         if isinstance(command, Timeout) and state is not None and state.deadline_ms is not None:
             now = max(now, state.deadline_ms)
+        # The one-step path: the command at the time the record's next timed event implies
+        # (or at `now` when none follows). Taken only when it reproduces the record and its
+        # own timed event implies that same time (or it has none and ran at `now`): exactly
+        # where the two-step path below lands, which runs in every other case.
+        guess = _time_guess(events, i, rules)
+        at = now if guess is None else guess
+        try:
+            produced, after = step(state, command, at, shoe)
+        except Exception:  # whatever the guess met, the two-step path below says it exactly
+            produced = []
+        length = len(produced)
+        if length and produced == events[i : i + length]:
+            implied = _implied_now(produced, events[i:], rules)
+            if implied == at or (implied is None and at == now):
+                now, state, i = at, after, i + length
+                boundaries[i] = state
+                continue
+        where = f"event {i + 1} ({events[i].type})"
         try:
             produced, after = step(state, command, now, shoe)
             implied = _implied_now(produced, events[i:], rules)
@@ -174,4 +244,5 @@ def reenact(events: Sequence[Event]) -> list[str]:
             return [f"{where}: the rules make {len(produced)} events here, the record differs"]
         state = after
         i += len(produced)
+        boundaries[i] = state
     return []

@@ -235,6 +235,39 @@ def test_the_engine_replays_valid_rounds_of_every_kind() -> None:
         assert report.ok and report.replayed, (ruleset, report.failures)
 
 
+def test_the_compiled_decoders_make_the_engines_own_events() -> None:
+    from casino.engine.events import EVENT_TYPES, event_from_dict
+    from fairness.replay import load_decoders
+
+    decoders = load_decoders()
+    assert decoders is not None and set(decoders) == set(EVENT_TYPES)
+    seen = set()
+    for seeds, ruleset, void in (
+        (["alice"], "classic", None),
+        (["alice"], "atlantic_city", None),
+        (["a", "b", "c"], "duel_classic", None),
+        (["a", "b", "c"], "duel", None),
+        (["a", "b"], "duel_classic", "dealer misdeal"),
+    ):
+        for nonce in range(1, 9):
+            line = sample_bundle(
+                round_id="r", server_seed=CHAIN.seed(nonce), client_seeds=seeds, nonce=nonce,
+                private_key=KEY, ruleset=ruleset, void_reason=void,
+            )  # fmt: skip
+            for event in line["events"]:
+                engine = event_from_dict({**event["data"], "type": event["type"]})
+                assert decoders[event["type"]](event["data"]) == engine
+                seen.add(event["type"])
+    assert len(seen) >= 12  # nested values included: participants, options, hands, refunds
+    opened = next(e["data"] for e in bundle()["events"] if e["type"] == "RoundOpened")
+    missing = {k: v for k, v in opened.items() if k != "commitment"}
+    with pytest.raises(KeyError) as ours:
+        decoders["RoundOpened"](missing)
+    with pytest.raises(KeyError) as engine_error:
+        event_from_dict({**missing, "type": "RoundOpened"})
+    assert ours.value.args == engine_error.value.args == ("commitment",)
+
+
 def test_the_engine_replay_catches_a_payout_the_rules_do_not_give() -> None:
     line = bundle(3, ("alice",))
     settled = next(e for e in line["events"] if e["type"] == "RoundSettled")
