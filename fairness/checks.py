@@ -5,8 +5,9 @@ Each check appends failure messages naming what differs and where; `fairness.ver
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
@@ -21,6 +22,14 @@ from fairness.receipt import (
 )
 from fairness.receipt import key_id as compute_key_id
 from fairness.shoe import SHOE_SIZE, FairnessInputError, FairShoe
+
+try:
+    import orjson as _orjson
+except ImportError:  # optional, as in fairness.canonical
+    _orjson = None  # type: ignore[assignment]
+
+_DUMPS = _orjson.dumps if _orjson is not None else None
+_SORT_KEYS = _orjson.OPT_SORT_KEYS if _orjson is not None else 0
 
 
 class KeyRing:
@@ -82,21 +91,56 @@ def check_signature(
         fail(f"signature: not a valid Ed25519 signature of this receipt by key {key_id}")
 
 
+class Scan(NamedTuple):
+    """What one pass over a round's events gathers for the checks after the hash chain."""
+
+    by_type: dict[str, list[Mapping[str, Any]]]  # each type's events' data, in event order
+    card_events: list[Mapping[str, Any]] | None  # the dealt and revealed cards' events, or
+    # None when an event's type is not a string (check_cards then reads every event)
+
+
+_CARD_EVENTS = frozenset({"HoleCardRevealed", "CardsRevealed"})
+
+
 def check_event_chain(
     receipt: Mapping[str, Any],
     events: list[Any],
     fail: Callable[[str], None],
     *,
     float_free: bool = False,
-) -> dict[str, list[Mapping[str, Any]]]:
+) -> Scan:
     """Recompute every event hash from GENESIS over the canonical JSON of its body (never over
     the line's own text: a body hashed in any other layout is not the spec's hash); return the
-    events' data grouped by type."""
+    events' data grouped by type, and the card events.
+
+    With `float_free` and orjson, each body's canonical JSON is orjson's (as in
+    `fairness.hashchain.recomputed_hashes`, which computes the other cases), in this loop.
+    """
     by_type: dict[str, list[Mapping[str, Any]]] = {}
+    cards: list[Mapping[str, Any]] | None = []
     prev, stream = GENESIS, receipt["stream"]
-    hashes = recomputed_hashes(events, float_free=float_free)
-    for index, (event, computed) in enumerate(zip(events, hashes, strict=True)):
-        version, type_, recorded = event["version"], event["type"], event.get("hash")
+    hashes = None if float_free and _DUMPS is not None else recomputed_hashes(events)
+    dumps, sha256 = _DUMPS, hashlib.sha256
+    version = 0
+    for index, event in enumerate(events):
+        version, type_, data = event["version"], event["type"], event["data"]
+        if hashes is None and dumps is not None:
+            body = {
+                "data": data,
+                "recorded_at": event["recorded_at"],
+                "schema_version": event["schema_version"],
+                "stream": event["stream"],
+                "type": type_,
+                "version": version,
+            }
+            try:
+                text = dumps(body, option=_SORT_KEYS)
+            except TypeError:  # past 64-bit ints, surrogates, odd keys: the exact encoder
+                text = canonical_json(body)
+            computed = sha256(prev.encode("ascii") + text).hexdigest()
+        else:
+            computed = hashes[index]
+        recorded = event.get("hash")
         if (
             event["stream"] != stream
             or version != index + 1
@@ -109,14 +153,22 @@ def check_event_chain(
             )
             computed = recorded if isinstance(recorded, str) else computed  # check the rest
         prev = computed
-        by_type.setdefault(type_, []).append(event["data"])
-    last = events[-1]
-    if prev != receipt["final_event_hash"] or last["version"] != receipt["final_event_version"]:
+        group = by_type.get(type_)
+        if group is None:
+            by_type[type_] = [data]
+        else:
+            group.append(data)
+        if cards is not None:
+            if type(type_) is not str:
+                cards = None
+            elif type_.endswith("CardDealt") or type_ in _CARD_EVENTS:
+                cards.append(event)
+    if prev != receipt["final_event_hash"] or version != receipt["final_event_version"]:
         fail(
             f"event hash: the receipt names final event v{receipt['final_event_version']} "
-            f"{receipt['final_event_hash']}, the events end at v{last['version']} {prev}"
+            f"{receipt['final_event_hash']}, the events end at v{version} {prev}"
         )
-    return by_type
+    return Scan(by_type, cards)
 
 
 def _chain_position_failures(
@@ -203,8 +255,17 @@ def check_client_material(
         fail(f"client material: BettingClosed locked {got!r}, the receipt says {material!r}")
 
 
-def check_cards(receipt: Mapping[str, Any], events: list[Any], fail: Callable[[str], None]) -> int:
-    """Every card dealt, in event order, is the shoe at positions 0, 1, 2, ..."""
+def check_cards(
+    receipt: Mapping[str, Any],
+    events: list[Any],
+    fail: Callable[[str], None],
+    card_events: list[Mapping[str, Any]] | None = None,
+) -> int:
+    """Every card dealt, in event order, is the shoe at positions 0, 1, 2, ...
+
+    `card_events`: the events among `events` that deal or reveal a card (`Scan.card_events`),
+    when already known.
+    """
     try:
         shoe = FairShoe(receipt["server_seed"], receipt["client_material"], receipt["nonce"])
     except FairnessInputError as exc:
@@ -212,7 +273,7 @@ def check_cards(receipt: Mapping[str, Any], events: list[Any], fail: Callable[[s
         return 0
     dealt: list[tuple[str, Mapping[str, Any]]] = []
     reveals: list[tuple[str, list[Mapping[str, Any]]]] = []  # cards a reveal shows again
-    for event in events:
+    for event in events if card_events is None else card_events:
         type_ = event["type"]
         if type_.endswith("CardDealt"):
             dealt.append((type_, event["data"]))

@@ -88,10 +88,11 @@ def verify_round(
     try:
         check_signature(bundle, receipt, keys, fail, float_free=float_free)
         events_free = float_free if events_float_free is None else events_float_free
-        by_type = check_event_chain(receipt, events, fail, float_free=events_free)
+        scan = check_event_chain(receipt, events, fail, float_free=events_free)
+        by_type = scan.by_type
         check_seed(receipt, by_type, fail)
         check_client_material(receipt, by_type, fail)
-        report.cards = check_cards(receipt, events, fail)
+        report.cards = check_cards(receipt, events, fail, scan.card_events)
         check_outcome(receipt, by_type, fail, float_free=float_free)
         if replay_check is not None and not report.failures:
             report.failures.extend(replay_check(events, receipt))
