@@ -207,7 +207,7 @@ REST_FRAMEWORK = {
     # Token first: a missing or wrong credential is a 401 (with WWW-Authenticate), as in the
     # game views; with session auth first DRF would turn it into a 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "casino.api.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

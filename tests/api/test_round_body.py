@@ -40,3 +40,35 @@ def test_round_body_is_what_the_serializer_gives(api: Api, player: Any) -> None:
     assert round_body(round_id=7, version="3", status=1, view=odd) == _serialized(  # type: ignore[arg-type]
         7, "3", 1, odd
     )
+
+
+def test_a_players_round_is_read_in_one_statement_as_the_orm_reads_it(
+    api: Api, player: Any
+) -> None:
+    from types import SimpleNamespace
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from casino.api.common import round_for_player
+    from casino.errors import ApplicationError
+    from casino.models import Round
+    from tests.api.conftest import make_player
+
+    table = api.post("/api/tables/personal/", {"ruleset": "classic"}).json()["id"]
+    round_id = api.post(f"/api/tables/{table}/deal/", {"bets": ["1.00"]}).json()["round_id"]
+    mine: Any = SimpleNamespace(user=player)
+    with CaptureQueriesContext(connection) as queries:
+        found = round_for_player(mine, round_id)
+    assert len(queries) == 1
+    orm = Round.objects.get(pk=round_id)
+    fields = [f.attname for f in Round._meta.concrete_fields]
+    assert type(found) is Round and not found._state.adding
+    assert [getattr(found, f) for f in fields] == [getattr(orm, f) for f in fields]
+    other: Any = SimpleNamespace(user=make_player())
+    with pytest.raises(ApplicationError) as refused:
+        round_for_player(other, round_id)
+    assert (refused.value.code, refused.value.status_code) == ("not_a_participant", 403)
+    with pytest.raises(ApplicationError) as missing:
+        round_for_player(mine, "00000000-0000-0000-0000-000000000000")
+    assert (missing.value.code, missing.value.status_code) == ("not_found", 404)
