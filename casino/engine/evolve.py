@@ -240,11 +240,22 @@ def fold_duel_card(s: RoundState, e: PlayerCardDealt, index: int) -> RoundState:
     (turn is -1), so the card never ends a turn: only the boxes and the position change."""
     if s.turn >= 0 or e.position != s.next_position:  # not a duel hit: the general fold
         return _player_card(s, e)
-    box = s.boxes[index]
-    hand = _add_card(box.hands[e.hand], e.card, e.position)
-    boxes = _replace_box(s.boxes, index, _replace_hand(box, e.hand, hand))
+    boxes = s.boxes
+    box = boxes[index]
+    hands = box.hands
+    h = e.hand
+    hand = _add_card(hands[h], e.card, e.position)
+    # _replace_box(boxes, index, _replace_hand(box, h, hand)), inlined
+    box = tuple.__new__(Box, (*box[:3], (*hands[:h], hand, *hands[h + 1 :]), *box[4:]))
     return tuple.__new__(
-        RoundState, (*s[:_BOXES], boxes, s.dealer, e.position + 1, *s[_NEXT + 1 :])
+        RoundState,
+        (
+            *s[:_BOXES],
+            (*boxes[:index], box, *boxes[index + 1 :]),
+            s.dealer,
+            e.position + 1,
+            *s[_NEXT + 1 :],
+        ),
     )
 
 
@@ -346,15 +357,44 @@ def fold_duel_opening(
     timer: DuelTimerStarted,
 ) -> RoundState:
     """reduce(evolve, [*bets, closed, *cards, timer], s) for the command that opens a duel
-    (every seat's bet, the close, two cards a seat, the timer): the state is built once."""
-    dealt = None
-    if not s.boxes and s.next_position == 0 and s.rules.kind == DUEL:
-        dealt = _deal_boxes(_bet_boxes(s, bets), s.dealer, cards)
-    if dealt is None:
+    (every seat's bet on box 0 in seat order, the close, two passes of cards over the seats,
+    the timer): each box is built once with its two cards, the state once."""
+    participants = s.opened.participants
+    n = len(bets)
+    if (
+        s.boxes
+        or s.next_position != 0
+        or len(cards) != 2 * n
+        or n != len(participants)
+        or s.rules.kind != DUEL
+    ):
         return _timer(fold_closed_deal(fold_bets(s, bets), closed, cards), timer)
-    boxes, dealer, position = dealt
+    boxes = []
+    for i, e in enumerate(bets):
+        if e.box != 0 or e.player_id != participants[i].player_id:  # not seat order
+            return _timer(fold_closed_deal(fold_bets(s, bets), closed, cards), timer)
+        first, second = cards[i], cards[n + i]
+        a = CARD_POINTS[first.card]
+        b = CARD_POINTS[second.card]
+        hard = a + b
+        has_ace = a == 1 or b == 1
+        hand = tuple.__new__(  # as _two_cards on the bet's empty hand
+            Hand,
+            (
+                (first.card, second.card),
+                (first.position, second.position),
+                e.amount,
+                hard,
+                has_ace,
+                False,
+                False,
+                False,
+                BLACKJACK if has_ace and hard == 11 else OPEN,
+            ),
+        )
+        boxes.append(tuple.__new__(Box, (e.player_id, 0, e.amount, (hand,), 0, INS_NONE)))
     return _set_closed_deal(
-        s, DUELING, boxes, dealer, position, timer.deadline_ms, closed.client_material
+        s, DUELING, tuple(boxes), s.dealer, 2 * n, timer.deadline_ms, closed.client_material
     )
 
 

@@ -72,9 +72,10 @@ class FastShoe:
         get = swapped.get
         append = cards.append
         state = self._state
-        # Draw a few positions past the one asked for: rounds deal in order, and one call
-        # that fills 6 positions (a typical one-box round) is cheaper than 6 calls.
-        for i in range(len(cards), min(position + 6, SHOE_SIZE)):
+        # The first call fills positions 0..5 (a one-box round's deal and a card or two: one
+        # call that fills 6 positions is cheaper than 6 calls), later calls draw only up to
+        # the position asked for (the cards after the deal are fewer than a second batch).
+        for i in range(len(cards), max(position + 1, 6)):
             state = (state * 6364136223846793005 + 1442695040888963407) & _MASK64
             j = i + (((state >> 32) * (SHOE_SIZE - i)) >> 32)
             picked = get(j, j)

@@ -244,14 +244,16 @@ def play_duel_round(
     _, state = step(None, opening, _NOW, shoe)
     if moves is None:
         moves = _duel_moves(opening.participants)
+    until = min(strategy.hit_until, 20)  # DuelStrategy.hits: total <= hit_until and < 21
     for seat, (hit, stand) in enumerate(moves):
         while state.settlement is None:
             hand = state.boxes[seat].hands[0]
             if hand.status != OPEN:
                 break
             # DuelStrategy.move, on the total the hand already keeps instead of its cards
-            hits = strategy.hits(hand.hard + 10 if hand.has_ace and hand.hard <= 11 else hand.hard)
-            _, state = step(state, hit if hits else stand, _NOW, shoe)
+            hard = hand.hard
+            total = hard + 10 if hand.has_ace and hard <= 11 else hard
+            _, state = step(state, hit if total <= until else stand, _NOW, shoe)
     return state
 
 
@@ -306,6 +308,9 @@ def run_chunk(config: SimulationConfig, chunk: int) -> dict[str, Any]:
 
 def _count(tally: dict[str, int], state: RoundState, settled: RoundSettled, duel: bool) -> None:
     # Runs once a round: local sums first, one dict update per counter that moved.
+    if duel:
+        _count_duel(tally, state, settled)
+        return
     wagered = returned = busts = pushes = wins = losses = 0
     for result in settled.hands:
         wagered += result.stake
@@ -343,23 +348,19 @@ def _count(tally: dict[str, int], state: RoundState, settled: RoundSettled, duel
         initial += box.bet
         first = hands[0]
         if first.hard == 11 and first.has_ace and len(first.cards) == 2 and not first.split:
-            naturals += 1  # a player natural (Hand.is_blackjack inlined; duel included)
+            naturals += 1  # a player natural (Hand.is_blackjack inlined)
         if len(hands) > 1:
             splits += len(hands) - 1
             for hand in hands:
                 doubles += hand.doubled
         else:
-            doubles += hands[0].doubled
+            doubles += first.doubled
         if box.insurance_status:
             offered = 1
     tally["rounds"] += 1
     tally["initial"] += initial
     if naturals:
         tally["blackjacks"] += naturals
-    if duel:
-        tally["fee"] += settled.fee
-        tally["pot"] += wagered
-        return
     if doubles:
         tally["doubles"] += doubles
     if splits:
@@ -370,6 +371,49 @@ def _count(tally: dict[str, int], state: RoundState, settled: RoundSettled, duel
         tally["dealer_blackjacks"] += 1
     elif settled.dealer_total > 21:
         tally["dealer_busts"] += 1
+
+
+def _count_duel(tally: dict[str, int], state: RoundState, settled: RoundSettled) -> None:
+    """_count for a duel: one hand a box, outcomes win, split or lose, no insurance."""
+    wagered = returned = busts = pushes = wins = losses = 0
+    for result in settled.hands:
+        wagered += result.stake
+        returned += result.gross_return
+        outcome = result.outcome
+        if result.total > 21:
+            busts += 1
+        if outcome == "win":
+            wins += 1
+        elif outcome in _LOSSES:
+            losses += 1
+        elif outcome in _PUSHES:
+            pushes += 1
+    naturals = initial = 0
+    for box in state.boxes:
+        initial += box.bet
+        first = box.hands[0]
+        if first.hard == 11 and first.has_ace and len(first.cards) == 2 and not first.split:
+            naturals += 1  # a natural (Hand.is_blackjack inlined)
+    tally["rounds"] += 1
+    tally["hands"] += len(settled.hands)
+    tally["initial"] += initial
+    if busts:
+        tally["busts"] += busts
+    if pushes:
+        tally["pushes"] += pushes
+    if wins:
+        tally["wins"] += wins
+    if losses:
+        tally["losses"] += losses
+    if naturals:
+        tally["blackjacks"] += naturals
+    tally["wagered"] += wagered
+    tally["returned"] += returned
+    tally["sum_w2"] += wagered * wagered
+    tally["sum_r2"] += returned * returned
+    tally["sum_wr"] += wagered * returned
+    tally["fee"] += settled.fee
+    tally["pot"] += wagered
 
 
 _LOSSES: Final = ("lose", "bust")
