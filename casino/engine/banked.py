@@ -9,6 +9,7 @@ from casino.engine.errors import DomainError
 from casino.engine.events import (
     BettingClosed,
     DealerCardDealt,
+    DealerPeeked,
     EvenMoneyTaken,
     HandDoubled,
     HandSplit,
@@ -93,11 +94,13 @@ def _after_insurance(run: Run) -> None:
     if CARD_POINTS[dealer.cards[1 - s.rules.hole_card_index]] in s.rules.peek_up_points:
         # Two cards, never split: a blackjack is an ace and a ten (Hand.is_blackjack, inlined)
         blackjack = dealer.hard == 11 and dealer.has_ace
-        run.emit(new_dealer_peeked(blackjack))
         if blackjack:
+            run.emit(new_dealer_peeked(blackjack))
             _reveal_hole(run)
             settle(run)
             return
+        next_turn(run, new_dealer_peeked(blackjack))
+        return
     next_turn(run)
 
 
@@ -108,16 +111,23 @@ def _reveal_hole(run: Run) -> None:
         run.emit(new_hole_card_revealed(s.dealer.positions[index], s.dealer.cards[index]))
 
 
-def next_turn(run: Run) -> None:
+def next_turn(run: Run, peeked: DealerPeeked | None = None) -> None:
     """Start the first hand still open (play order = box order, then hand order), or let
-    the dealer play when none is left."""
+    the dealer play when none is left. `peeked`: a DealerPeeked to emit first (folded with
+    the TurnStarted as one state)."""
     s = run.state
     for i, box in enumerate(s.boxes):
         for index, hand in enumerate(box.hands):
             if hand.status == OPEN:
                 deadline = run.now_ms + s.rules.turn_timeout_ms
-                run.emit_turn(new_turn_started(box.player_id, box.box, index, deadline), i)
+                turn = new_turn_started(box.player_id, box.box, index, deadline)
+                if peeked is None:
+                    run.emit_turn(turn, i)
+                else:
+                    run.emit_peek_turn(peeked, turn, i)
                 return
+    if peeked is not None:
+        run.emit(peeked)
     _dealer_plays(run)
 
 

@@ -49,7 +49,7 @@ from casino.engine.events import (
 )
 from casino.engine.evolve import ReplayError, evolve, replay
 from casino.engine.rules import DUEL, RULESETS, RuleSet
-from casino.engine.run import Run
+from casino.engine.run import Run, start_run
 from casino.engine.shoe import Shoe
 from casino.engine.state import BETTING, DUELING, INSURANCE, PLAYING, SETTLED, VOIDED, RoundState
 
@@ -76,7 +76,7 @@ def step(
         return _open(command, now_ms, shoe)  # type: ignore[arg-type]
     if state is None:
         raise DomainError(E.ROUND_NOT_OPEN, "open the round first")
-    run = Run(state, now_ms, shoe)
+    run = start_run(state, now_ms, shoe)
     round_command = _ROUND_COMMANDS.get(kind)  # valid whatever the phase
     if round_command is not None:
         round_command(run, command)
@@ -97,7 +97,7 @@ def expire(state: RoundState | None, now_ms: int, shoe: Shoe | None) -> list[Eve
     """The events an expired deadline implies at now_ms (empty if none expired)."""
     if state is None:
         return []
-    run = Run(state, now_ms, shoe)
+    run = start_run(state, now_ms, shoe)
     _expire(run)
     return run.events
 
@@ -110,7 +110,7 @@ def settle(state: RoundState, now_ms: int) -> list[Event]:
     For the verifier (fairness/replay.py), which recomputes each recorded settlement from the
     state just before it and compares.
     """
-    run = Run(state, now_ms, None)
+    run = start_run(state, now_ms, None)
     if state.rules.kind == DUEL:
         duel.finish_if_done(run)
     else:
@@ -233,7 +233,7 @@ def _open(command: OpenRound, now_ms: int, shoe: Shoe | None) -> tuple[list[Even
         now_ms,
         now_ms + rules.betting_timeout_ms,
     )
-    run = Run(evolve(None, opened), now_ms, shoe)
+    run = start_run(evolve(None, opened), now_ms, shoe)
     run.events.append(opened)
     if rules.kind == DUEL:  # 004: "all players betting the set limit", then the deal
         if shoe is None:

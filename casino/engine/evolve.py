@@ -93,6 +93,7 @@ _set_closed_deal = _setter(
     "phase", "boxes", "dealer", "next_position", "deadline_ms", "client_material"
 )
 _set_hole_draw = _setter("dealer", "next_position", "revealed")
+_set_peek_turn = _setter("phase", "turn", "turn_hand", "deadline_ms", "dealer_blackjack")
 _set_duel_end = _setter("phase", "turn", "deadline_ms", "revealed", "settlement")
 
 
@@ -222,10 +223,15 @@ def _player_card(s: RoundState, e: PlayerCardDealt) -> RoundState:
     i = s.turn  # the hand in turn is the usual receiver: skip the search then
     if i < 0 or s.boxes[i].player_id != e.player_id or s.boxes[i].box != e.box:
         i = _find_box(s, e.player_id, e.box)
-    box = s.boxes[i]
-    hand = _add_card(box.hands[e.hand], e.card, e.position)
-    boxes = _replace_box(s.boxes, i, _replace_hand(box, e.hand, hand))
-    if hand.status != OPEN and s.turn == i and s.turn_hand == e.hand:
+    boxes = s.boxes
+    box = boxes[i]
+    hands = box.hands
+    h = e.hand
+    hand = _add_card(hands[h], e.card, e.position)
+    # _replace_box(boxes, i, _replace_hand(box, h, hand)), inlined: every hit folds here
+    box = tuple.__new__(Box, (*box[:3], (*hands[:h], hand, *hands[h + 1 :]), *box[4:]))
+    boxes = (*boxes[:i], box, *boxes[i + 1 :])
+    if hand.status != OPEN and s.turn == i and s.turn_hand == h:
         # the hand in turn is over
         return _set_hand_over(s, boxes, e.position + 1, -1, None)
     # boxes, dealer and next_position are adjacent fields: one slice-and-join copy
@@ -529,6 +535,11 @@ def _turn(s: RoundState, e: TurnStarted) -> RoundState:
 def fold_turn(s: RoundState, e: TurnStarted, index: int) -> RoundState:
     """_turn when the decider already knows the box's index in `s.boxes` (no search)."""
     return _set_turn(s, PLAYING, index, e.hand, e.deadline_ms)
+
+
+def fold_peek_turn(s: RoundState, peeked: DealerPeeked, e: TurnStarted, index: int) -> RoundState:
+    """fold_turn(_peeked(s, peeked), e, index): the peek and the first turn, one state."""
+    return _set_peek_turn(s, PLAYING, index, e.hand, e.deadline_ms, peeked.blackjack)
 
 
 def _stood(s: RoundState, e: PlayerStood) -> RoundState:

@@ -11,6 +11,7 @@ from casino.engine.events import (
     BettingClosed,
     CardsRevealed,
     DealerCardDealt,
+    DealerPeeked,
     DuelTimerStarted,
     Event,
     HoleCardRevealed,
@@ -33,20 +34,31 @@ from casino.engine.evolve import (
     fold_duel_opening,
     fold_duel_stood,
     fold_hole_and_draw,
+    fold_peek_turn,
     fold_turn,
 )
 from casino.engine.shoe import Shoe
 from casino.engine.state import RoundState
 
 
+def start_run(state: RoundState, now_ms: int, shoe: Shoe | None) -> Run:
+    """A Run with no events yet. (Run has no __init__: a Python __init__, reached through
+    type_call once a command, cost more than these four stores.)"""
+    run = Run()
+    run.state = state
+    run.now_ms = now_ms
+    run.shoe = shoe
+    run.events = []
+    return run
+
+
 class Run:
     __slots__ = ("events", "now_ms", "shoe", "state")
 
-    def __init__(self, state: RoundState, now_ms: int, shoe: Shoe | None) -> None:
-        self.state = state
-        self.now_ms = now_ms
-        self.shoe = shoe
-        self.events: list[Event] = []
+    state: RoundState
+    now_ms: int
+    shoe: Shoe | None
+    events: list[Event]
 
     def emit(self, event: Event) -> None:
         """Record `event` and fold it (the same handlers `evolve` uses)."""
@@ -118,6 +130,12 @@ class Run:
         """emit(TurnStarted) for the box at `index` of state.boxes (`evolve.fold_turn`)."""
         self.events.append(event)
         self.state = fold_turn(self.state, event, index)
+
+    def emit_peek_turn(self, peeked: DealerPeeked, event: TurnStarted, index: int) -> None:
+        """emit(peeked), then emit_turn(event, index): one fold (`evolve.fold_peek_turn`)."""
+        self.events.append(peeked)
+        self.events.append(event)
+        self.state = fold_peek_turn(self.state, peeked, event, index)
 
     def emit_duel_card(self, event: PlayerCardDealt, index: int) -> None:
         """emit(event) for a duel hit to the box at `index` of state.boxes
