@@ -181,6 +181,21 @@ def test_malformed_lines_fail_without_raising() -> None:
     assert reports[4].failures[-1].startswith("bundle: malformed round data")
 
 
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_a_line_holding_nan_or_infinity_fails_as_not_json(constant: str) -> None:
+    good = json.dumps(bundle())
+    tampered = good[:-1] + f', "note": {constant}}}'
+    untouched, with_null, report = verify_lines(
+        [good, good[:-1] + ', "note": null}', tampered], KeyRing()
+    )
+    assert untouched.ok and with_null.ok  # an extra key alone does not fail the line
+    assert not report.ok
+    assert report.failures == [
+        f"bundle: line is not valid JSON (ValueError: {constant} is not a JSON number (money is "
+        "integer micro-USDC))"
+    ]
+
+
 def write_bundle(path: Path, lines: list[dict[str, Any]]) -> Path:
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     return path
