@@ -2,10 +2,11 @@
 
 import os
 
-from django.core.asgi import get_asgi_application
+from casino.asgi_handler import one_hop_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "casino.settings")
-django_asgi_app = get_asgi_application()
+# Django's ASGI handler, with its middleware chain in one thread hop (casino/asgi_handler.py).
+django_asgi_app = one_hop_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402

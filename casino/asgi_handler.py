@@ -1,0 +1,38 @@
+"""Django's ASGI handler with the middleware chain and the view in one worker-thread hop.
+
+Django's own `ASGIHandler` builds the middleware chain in async mode. Every middleware that
+is written as a synchronous `MiddlewareMixin` (all of Django's, WhiteNoise's) then runs its
+`process_request` and `process_response` through `sync_to_async`, and a sync-only one in the
+middle turns the chain back with `async_to_sync`: about fifteen hand-offs between the event
+loop and a worker thread per request, for middleware that never awaits anything. Measured
+under the API bench (docs/performance.md), that was over a third of a bare request's CPU.
+
+This handler builds the chain in sync mode, as WSGI would, and awaits it once through
+`sync_to_async(thread_sensitive=True)`. The request still gets its own thread from the
+`ThreadSensitiveContext` that `ASGIHandler.__call__` opens, so the view, its database
+connection and the `request_finished` signal that releases that connection after the
+response is sent all stay on the one thread, as before. Async views still work: the sync
+chain calls them through `async_to_sync`.
+"""
+
+from __future__ import annotations
+
+from asgiref.sync import sync_to_async
+from django.core.handlers.asgi import ASGIHandler
+
+
+class OneHopASGIHandler(ASGIHandler):
+    """`ASGIHandler` whose middleware chain runs synchronously inside one thread hop."""
+
+    def load_middleware(self, is_async: bool = False) -> None:
+        super().load_middleware(is_async=False)
+        chain = self._middleware_chain  # type: ignore[has-type]
+        self._middleware_chain = sync_to_async(chain, thread_sensitive=True)
+
+
+def one_hop_asgi_application() -> OneHopASGIHandler:
+    """What `django.core.asgi.get_asgi_application` does, with the one-hop handler."""
+    import django
+
+    django.setup(set_prefix=False)
+    return OneHopASGIHandler()

@@ -1,0 +1,119 @@
+"""The served ASGI app runs Django's middleware chain and the view in one thread hop.
+
+`casino.asgi.application` is what `manage.py serve` runs. These tests drive it over ASGI (no
+socket) and check that every middleware still does its work (security headers, CSRF,
+sessions) and that a request crosses from the event loop into a worker thread a fixed small
+number of times, where Django's stock `ASGIHandler` crosses once or twice per middleware.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from asgiref import sync
+from asgiref.sync import async_to_sync, sync_to_async
+from channels.testing import HttpCommunicator
+from django.contrib.auth import get_user_model
+from django.core.handlers.asgi import ASGIHandler
+
+from casino.asgi_handler import OneHopASGIHandler
+
+pytestmark = pytest.mark.django_db(transaction=True)
+HOST = (b"host", b"localhost")
+
+
+@pytest.fixture
+def hops(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Names of the sync callables each `sync_to_async` call ran, in order."""
+    seen: list[str] = []
+    original = sync.SyncToAsync.__call__
+
+    async def counting(self: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(getattr(self.func, "__qualname__", repr(self.func)))
+        return await original(self, *args, **kwargs)
+
+    monkeypatch.setattr(sync.SyncToAsync, "__call__", counting)
+    yield seen
+
+
+async def _get(app: Any, path: str, headers: list[tuple[bytes, bytes]] | None = None) -> Any:
+    communicator = HttpCommunicator(app, "GET", path, headers=[HOST, *(headers or [])])
+    response = await communicator.get_response(timeout=10)
+    await communicator.wait(timeout=10)  # the app has finished (response.close included)
+    return response
+
+
+def _header(response: dict[str, Any], name: bytes) -> str | None:
+    for key, value in response["headers"]:
+        if key.lower() == name:
+            return str(value.decode())
+    return None
+
+
+def test_every_middleware_still_runs() -> None:
+    async_to_sync(_every_middleware_still_runs)()
+
+
+async def _every_middleware_still_runs() -> None:
+    from casino.asgi import application
+
+    response = await _get(application, "/api/tables/")
+    assert response["status"] == 401
+    assert json.loads(response["body"])["error"]["code"] == "not_authenticated"
+    assert _header(response, b"x-frame-options") == "DENY"  # XFrameOptionsMiddleware
+    assert _header(response, b"x-content-type-options") == "nosniff"  # SecurityMiddleware
+    assert _header(response, b"cross-origin-opener-policy") == "same-origin"
+
+
+def test_session_login_and_csrf_through_the_served_app() -> None:
+    """A session from the login view is honoured, and a session POST without a token is 403."""
+    async_to_sync(_session_login_and_csrf)()
+
+
+async def _session_login_and_csrf() -> None:
+    from casino.asgi import application
+
+    await sync_to_async(get_user_model().objects.create_user)("asgi", password="pw-123456")
+    body = json.dumps({"username": "asgi", "password": "pw-123456"}).encode()
+    login = HttpCommunicator(
+        application,
+        "POST",
+        "/api/auth/login/",
+        body=body,
+        headers=[
+            HOST,
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+        ],
+    )
+    response = await login.get_response(timeout=10)
+    assert response["status"] == 200, response["body"]
+    cookies = [v.decode() for k, v in response["headers"] if k.lower() == b"set-cookie"]
+    session = next(c.split(";")[0] for c in cookies if c.startswith("sessionid="))
+    me = await _get(application, "/api/auth/me/", [(b"cookie", session.encode())])
+    assert me["status"] == 200
+    assert json.loads(me["body"])["username"] == "asgi"
+    post = HttpCommunicator(
+        application,
+        "POST",
+        "/api/auth/logout/",
+        headers=[HOST, (b"cookie", session.encode()), (b"content-type", b"application/json")],
+    )
+    refused = await post.get_response(timeout=10)
+    assert refused["status"] == 403
+    assert "csrf" in json.loads(refused["body"])["error"]["message"].lower()
+
+
+def test_one_thread_hop_for_the_whole_chain(hops: list[str]) -> None:
+    """A request's sync work crosses into a thread 3 times (the request_started signal, the
+    chain with the view, response.close); Django's stock handler crosses once or twice per
+    middleware on top."""
+    response = async_to_sync(_get)(OneHopASGIHandler(), "/api/fairness/keys")
+    assert response["status"] == 200
+    assert len(hops) == 3, hops
+    del hops[:]
+    async_to_sync(_get)(ASGIHandler(), "/api/fairness/keys")
+    assert len(hops) >= 10, hops
