@@ -38,18 +38,41 @@ def watermark_sql(connection: BaseDatabaseWrapper) -> str:
     return f" AND position < (pg_snapshot_xmin(pg_current_snapshot())::text::bigint << {TX_SHIFT})"
 
 
-_FIELDS = tuple(f.strip() for f in COLUMNS.split(","))
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-def new_event(alias: str, values: Sequence[Any]) -> StoredEvent:
-    """A loaded StoredEvent without Model.__init__ (this is the hot path of replay and reads)."""
-    event = StoredEvent.__new__(StoredEvent)
-    event.__dict__.update(zip(_FIELDS, values, strict=True))
-    state = event._state = ModelState()
-    state.adding = False
-    state.db = alias
-    return event
+def appended_events(
+    alias: str,
+    stream_id: str,
+    recorded_at: datetime,
+    positions: Sequence[int],
+    rows: Sequence[Any],
+) -> list[StoredEvent]:
+    """StoredEvent instances of rows just inserted, from the values written (no reload).
+
+    `rows`: objects with version, type, schema_version, data, prev_hash and hash attributes.
+    Built as `build_events` builds loaded ones, without Model.__init__.
+    """
+    new = StoredEvent.__new__
+    events = []
+    for position, row in zip(positions, rows, strict=True):
+        state = ModelState()
+        state.adding, state.db = False, alias
+        event = new(StoredEvent)
+        event.__dict__ = {
+            "_state": state,
+            "position": position,
+            "stream_id": stream_id,
+            "version": row.version,
+            "type": row.type,
+            "schema_version": row.schema_version,
+            "data": row.data,
+            "recorded_at": recorded_at,
+            "prev_hash": row.prev_hash,
+            "hash": row.hash,
+        }
+        events.append(event)
+    return events
 
 
 def build_events(

@@ -2,7 +2,8 @@
 
 `append` runs inside the caller's transaction: one INSERT per call on PostgreSQL (hashes are
 computed in Python, the previous hash comes from a per-thread cache that the INSERT itself
-re-checks). Optimistic concurrency comes from the unique (stream_id, version).
+re-checks), a statement prepared once per connection whose rows travel as one JSON parameter.
+Optimistic concurrency comes from the unique (stream_id, version).
 
 Gap-free global order on PostgreSQL: a row's position is (its transaction id << 16) + its index
 in that transaction, so log order is transaction-id order. `read_after` returns only rows whose
@@ -21,10 +22,14 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from json.encoder import encode_basestring
 from typing import Any
 
+import psycopg
+from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.backends.utils import CursorDebugWrapper, CursorWrapper
 
 from casino.errors import ConflictError
 from casino.eventstore.models import StoredEvent, format_recorded_at
@@ -32,15 +37,18 @@ from casino.eventstore.rows import (
     COLUMNS,
     TABLE,
     TX_SHIFT,
+    appended_events,
     build_events,
-    new_event,
     recorded_at_from_db,
     select_sql,
     watermark_sql,
 )
 from casino.eventstore.upcasting import UPCASTERS, upcast
 from casino.eventstore.validation import check_json_native
-from fairness.hashchain import GENESIS, event_body, event_hash
+from fairness.canonical import canonical_text
+from fairness.hashchain import GENESIS, body_text, chained_hash
+
+_quote = encode_basestring
 
 UNIQUE_CONSTRAINT = "eventstore_stream_version_uniq"
 MAX_EVENTS_PER_TRANSACTION = (1 << TX_SHIFT) - 1
@@ -116,14 +124,16 @@ def append(
     if prev_hash is None:
         prev_hash = _fetch_hash(connection, stream_id, expected_version)
     recorded_at = datetime.now(UTC)
-    rows = _chain(stream_id, expected_version, events, prev_hash, recorded_at)
-    stored = _insert(connection, stream_id, expected_version, prev_hash, rows, recorded_at)
+    # format_recorded_at's text (YYYY-MM-DDTHH:MM:SS.ffffffZ) for a UTC datetime, cheaper.
+    at_text = recorded_at.isoformat(timespec="microseconds")[:-6] + "Z"
+    rows = _chain(stream_id, expected_version, events, prev_hash, at_text)
+    stored = _insert(connection, stream_id, expected_version, rows, recorded_at, at_text)
     if stored is None and from_cache:
         # The cached head was stale (e.g. its transaction rolled back): read the real one.
         _heads.drop(using, stream_id)
         prev_hash = _fetch_hash(connection, stream_id, expected_version)
-        rows = _chain(stream_id, expected_version, events, prev_hash, recorded_at)
-        stored = _insert(connection, stream_id, expected_version, prev_hash, rows, recorded_at)
+        rows = _chain(stream_id, expected_version, events, prev_hash, at_text)
+        stored = _insert(connection, stream_id, expected_version, rows, recorded_at, at_text)
     if stored is None:
         transaction.set_rollback(True, using=using)
         raise ConcurrencyError(stream_id, expected_version, "its head moved")
@@ -326,7 +336,7 @@ class _Row:
     type: str
     schema_version: int
     data: dict[str, Any]
-    data_text: str
+    data_text: str  # canonical JSON of data (jsonb keeps no key order, so any order stores alike)
     prev_hash: str
     hash: str
 
@@ -336,24 +346,26 @@ def _chain(
     expected_version: int,
     events: Iterable[NewEvent],
     prev_hash: str,
-    recorded_at: datetime,
+    at_text: str,
 ) -> list[_Row]:
-    at_text = format_recorded_at(recorded_at)
+    """Each event's row and hash (fairness.hashchain: sha256 of prev_hash + canonical body)."""
     rows = []
+    fast = type(stream_id) is str and type(at_text) is str
+    head = f',"recorded_at":{_quote(at_text)},"schema_version":' if fast else ""
+    tail = f',"stream":{_quote(stream_id)},"type":' if fast else ""
     for version, event in enumerate(events, start=expected_version + 1):
-        body = event_body(
-            stream=stream_id,
-            version=version,
-            type=event.type,
-            schema_version=event.schema_version,
-            data=event.data,
-            recorded_at=at_text,
-        )
-        hash_ = event_hash(prev_hash, body)
-        text = json.dumps(event.data, ensure_ascii=False, separators=(",", ":"))
-        rows.append(
-            _Row(version, event.type, event.schema_version, event.data, text, prev_hash, hash_)
-        )
+        type_, schema_version, data = event.type, event.schema_version, event.data
+        data_text = canonical_text(data)
+        if fast and type(type_) is str and type(schema_version) is int:
+            # body_text's fast path, around the data text computed once for the row too.
+            body = (
+                f'{{"data":{data_text}{head}{schema_version}{tail}{_quote(type_)},'
+                f'"version":{version}}}'
+            )
+        else:
+            body = body_text(stream_id, version, type_, schema_version, data, at_text)
+        hash_ = chained_hash(prev_hash, body)
+        rows.append(_Row(version, type_, schema_version, data, data_text, prev_hash, hash_))
         prev_hash = hash_
     return rows
 
@@ -370,10 +382,14 @@ def _fetch_hash(connection: BaseDatabaseWrapper, stream_id: str, version: int) -
     return str(row[0])
 
 
+# One statement per append. The rows come as one JSON array of
+# [version, type, schema_version, data, prev_hash, hash] (one text parameter: no per-element
+# array quoting in Python); positions follow the transaction's own last one (see module doc).
+# The EXISTS re-checks the head the hashes were chained to (None back: it moved).
 _PG_INSERT = f"""
 INSERT INTO {TABLE} ({COLUMNS})
-SELECT base.start + e.n, %s, e.version, e.type, e.schema_version, e.data::jsonb, %s,
-       e.prev_hash, e.hash
+SELECT base.start + e.n, %s, (e.r->>0)::int, e.r->>1, (e.r->>2)::int, e.r->3, %s::timestamptz,
+       e.r->>4, e.r->>5
 FROM (
     SELECT coalesce(
         (SELECT max(position) FROM {TABLE} WHERE position > x.lo AND position < x.hi), x.lo
@@ -383,8 +399,7 @@ FROM (
                (pg_current_xact_id()::text::bigint + 1) << {TX_SHIFT} AS hi
     ) x
 ) base,
-unnest(%s::int[], %s::text[], %s::int[], %s::text[], %s::text[], %s::text[])
-    WITH ORDINALITY AS e(version, type, schema_version, data, prev_hash, hash, n)
+jsonb_array_elements(%s::jsonb) WITH ORDINALITY AS e(r, n)
 WHERE %s = 0 OR EXISTS (
     SELECT 1 FROM {TABLE} WHERE stream_id = %s AND version = %s AND hash = %s
 )
@@ -396,63 +411,113 @@ def _insert(
     connection: BaseDatabaseWrapper,
     stream_id: str,
     expected_version: int,
-    prev_hash: str,
     rows: list[_Row],
     recorded_at: datetime,
+    at_text: str,
 ) -> list[StoredEvent] | None:
-    """Insert the rows if the stream's head is (expected_version, prev_hash); None if it is not."""
+    """Insert the rows if the stream's head is (expected_version, rows[0].prev_hash), else None."""
+    positions: list[int] | None
     try:
-        with connection.cursor() as cursor:
-            if connection.vendor == "postgresql":
-                positions = _insert_postgres(
-                    cursor, stream_id, expected_version, prev_hash, rows, recorded_at
-                )
-            else:
+        if connection.vendor == "postgresql":
+            with _server_binding_cursor(connection) as cursor:
+                positions = _insert_postgres(cursor, stream_id, expected_version, rows, at_text)
+        else:
+            with connection.cursor() as cursor:
                 positions = _insert_sqlite(
-                    connection, cursor, stream_id, expected_version, prev_hash, rows, recorded_at
+                    connection, cursor, stream_id, expected_version, rows, recorded_at
                 )
     except IntegrityError as exc:
         if not _is_version_conflict(exc):
             raise
         transaction.set_rollback(True, using=connection.alias)
         raise ConcurrencyError(stream_id, expected_version, "the version is taken") from exc
-    if positions is None:
+    if not positions:
         return None
-    alias = connection.alias
-    return [
-        new_event(alias, (position, stream_id, row.version, row.type, row.schema_version, row.data,
-                       recorded_at, row.prev_hash, row.hash))
-        for position, row in zip(sorted(positions), rows, strict=True)
-    ]  # fmt: skip
+    return appended_events(connection.alias, stream_id, recorded_at, sorted(positions), rows)
+
+
+def _server_binding_cursor(connection: BaseDatabaseWrapper) -> Any:
+    """A Django cursor (its errors, its query log) whose parameters the server binds.
+
+    Django's psycopg cursor binds on the client: it quotes every parameter into the SQL text in
+    Python, most of an append's Python time. The append statement is also prepared once per
+    connection (EVENTSTORE_PREPARED_APPEND, on by default): planning it was most of the
+    server's time for an append (a PgBouncer in transaction mode needs 1.21+ for this).
+    """
+    raw: Any
+    if not isinstance(connection.connection, psycopg.Connection):
+        return connection.cursor()
+    connection.validate_thread_sharing()
+    if getattr(settings, "EVENTSTORE_PREPARED_APPEND", True):
+        raw = _PreparedCursor(connection.connection)
+    else:
+        raw = psycopg.Cursor(connection.connection)
+    if connection.queries_logged:
+        return _StatementLogCursor(raw, connection)
+    return connection.make_cursor(raw)
+
+
+class _StatementLogCursor(CursorDebugWrapper):
+    """Django's query log, with the statement as written (%s placeholders).
+
+    Django reads the last query's text back from psycopg, which keeps none for a prepared
+    execution.
+    """
+
+    def execute(self, sql: Any, params: Any = None) -> Any:
+        with self.debug_sql(sql, params):
+            return CursorWrapper.execute(self, sql, params)
+
+
+class _PreparedCursor(psycopg.Cursor[Any]):
+    """Executes its statements as prepared statements of the connection (psycopg's own)."""
+
+    def execute(self, query: Any, params: Any = None, **kwargs: Any) -> Any:
+        conn = self.connection
+        threshold = conn.prepare_threshold
+        if threshold is None:
+            # Django sets prepare_threshold=None (nothing prepared automatically), which also
+            # refuses prepare=True: lift it for this statement only. psycopg keeps its usual
+            # bookkeeping (a rollback deallocates; the next append prepares again).
+            conn.prepare_threshold = _ONLY_WHEN_ASKED
+        try:
+            return super().execute(query, params, prepare=True)
+        finally:
+            conn.prepare_threshold = threshold
+
+
+# A threshold no statement reaches: only statements executed with prepare=True are prepared.
+_ONLY_WHEN_ASKED = 1 << 62
 
 
 def _insert_postgres(
-    cursor: Any,
-    stream_id: str,
-    expected_version: int,
-    prev_hash: str,
-    rows: list[_Row],
-    recorded_at: datetime,
-) -> list[int] | None:
+    cursor: Any, stream_id: str, expected_version: int, rows: list[_Row], at_text: str
+) -> list[int]:
+    items = []
+    for r in rows:
+        if type(r.type) is str and type(r.schema_version) is int:
+            items.append(
+                f"[{r.version},{_quote(r.type)},{r.schema_version},{r.data_text},"
+                f'{_quote(r.prev_hash)},"{r.hash}"]'
+            )
+        else:
+            items.append(
+                canonical_text([r.version, r.type, r.schema_version, r.data, r.prev_hash, r.hash])
+            )
+    prev_hash = rows[0].prev_hash
     cursor.execute(
         _PG_INSERT,
         [
             stream_id,
-            recorded_at,
-            [r.version for r in rows],
-            [r.type for r in rows],
-            [r.schema_version for r in rows],
-            [r.data_text for r in rows],
-            [r.prev_hash for r in rows],
-            [r.hash for r in rows],
+            at_text,
+            f"[{','.join(items)}]",
             expected_version,
             stream_id,
             expected_version,
             prev_hash,
         ],
     )
-    positions = [int(p) for (p,) in cursor.fetchall()]
-    return positions or None
+    return [p for (p,) in cursor.fetchall()]
 
 
 def _insert_sqlite(
@@ -460,14 +525,13 @@ def _insert_sqlite(
     cursor: Any,
     stream_id: str,
     expected_version: int,
-    prev_hash: str,
     rows: list[_Row],
     recorded_at: datetime,
 ) -> list[int] | None:
     if expected_version > 0:
         cursor.execute(
             f"SELECT 1 FROM {TABLE} WHERE stream_id = %s AND version = %s AND hash = %s",
-            [stream_id, expected_version, prev_hash],
+            [stream_id, expected_version, rows[0].prev_hash],
         )
         if cursor.fetchone() is None:
             return None
@@ -475,7 +539,9 @@ def _insert_sqlite(
     values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s)"] * len(rows))
     params: list[Any] = []
     for r in rows:
-        params += [stream_id, r.version, r.type, r.schema_version, r.data_text, at, r.prev_hash]
+        # The data as given (key order kept, as the JSONField would store it).
+        text = json.dumps(r.data, ensure_ascii=False, separators=(",", ":"))
+        params += [stream_id, r.version, r.type, r.schema_version, text, at, r.prev_hash]
         params.append(r.hash)
     cursor.execute(
         f"INSERT INTO {TABLE} ({COLUMNS.removeprefix('position, ')}) VALUES {values}"

@@ -162,6 +162,34 @@ def test_a_stale_cached_head_is_rechecked_not_trusted() -> None:
     assert verify_stream(events) == []
 
 
+@pytest.mark.django_db(transaction=True)
+def test_appends_go_on_after_rolled_back_transactions(purge_events: None) -> None:
+    # On PostgreSQL the append statement is prepared per connection, and a rollback drops it.
+    stream = new_stream()
+    for version in range(3):
+        with pytest.raises(RuntimeError), transaction.atomic(durable=True):
+            append(stream_id=new_stream(), expected_version=0, events=_events("gone"))
+            raise RuntimeError("roll back")
+        with pytest.raises(ConcurrencyError), transaction.atomic(durable=True):
+            append(stream_id=stream, expected_version=version + 1, events=_events("early"))
+        with transaction.atomic(durable=True):
+            append(stream_id=stream, expected_version=version, events=_events(f"E{version}"))
+
+    events = load(stream)
+    assert [(e.version, e.type) for e in events] == [(1, "E0"), (2, "E1"), (3, "E2")]
+    assert verify_stream(events) == []
+
+
+def test_a_type_and_data_that_need_escaping_store_and_hash_as_given() -> None:
+    stream = new_stream()
+    data = {"quote": 'a"b\\c', "text": "é ☃ \n", "z": [1, {"b": None, "a": True}]}
+    append(stream_id=stream, expected_version=0, events=[NewEvent('Odd "type" \\', data)])
+
+    (event,) = load(stream)
+    assert (event.type, event.data) == ('Odd "type" \\', data)
+    assert verify_stream([event]) == []
+
+
 def test_append_refuses_to_run_outside_a_transaction(monkeypatch: pytest.MonkeyPatch) -> None:
     # As if in autocommit (the test itself runs inside pytest-django's transaction).
     monkeypatch.setattr(connections["default"], "in_atomic_block", False)
