@@ -94,7 +94,7 @@ def check_signature(
 class Scan(NamedTuple):
     """What one pass over a round's events gathers for the checks after the hash chain."""
 
-    by_type: dict[str, list[Mapping[str, Any]]]  # each type's events' data, in event order
+    by_type: dict[str, Mapping[str, Any]]  # the data of each type's first event
     card_events: list[Mapping[str, Any]] | None  # the dealt and revealed cards' events, or
     # None when an event's type is not a string (check_cards then reads every event)
 
@@ -116,7 +116,7 @@ def check_event_chain(
     With `float_free` and orjson, each body's canonical JSON is orjson's (as in
     `fairness.hashchain.recomputed_hashes`, which computes the other cases), in this loop.
     """
-    by_type: dict[str, list[Mapping[str, Any]]] = {}
+    by_type: dict[str, Mapping[str, Any]] = {}
     cards: list[Mapping[str, Any]] | None = []
     prev, stream = GENESIS, receipt["stream"]
     hashes = None if float_free and _DUMPS is not None else recomputed_hashes(events)
@@ -153,11 +153,7 @@ def check_event_chain(
             )
             computed = recorded if isinstance(recorded, str) else computed  # check the rest
         prev = computed
-        group = by_type.get(type_)
-        if group is None:
-            by_type[type_] = [data]
-        else:
-            group.append(data)
+        by_type.setdefault(type_, data)
         if cards is not None:
             if type(type_) is not str:
                 cards = None
@@ -183,14 +179,13 @@ def _chain_position_failures(
         fail(f"event hash: {where} records prev_hash {event['prev_hash']}, expected {prev}")
 
 
-def _one(by_type: Mapping[str, list[Mapping[str, Any]]], type_: str) -> Mapping[str, Any] | None:
-    found = by_type.get(type_)
-    return found[0] if found else None
+def _one(by_type: Mapping[str, Mapping[str, Any]], type_: str) -> Mapping[str, Any] | None:
+    return by_type.get(type_)
 
 
 def check_seed(
     receipt: Mapping[str, Any],
-    by_type: Mapping[str, list[Mapping[str, Any]]],
+    by_type: Mapping[str, Mapping[str, Any]],
     fail: Callable[[str], None],
 ) -> None:
     seed, commitment = receipt["server_seed"], receipt["commitment"]
@@ -227,7 +222,7 @@ def check_seed(
 
 def check_client_material(
     receipt: Mapping[str, Any],
-    by_type: Mapping[str, list[Mapping[str, Any]]],
+    by_type: Mapping[str, Mapping[str, Any]],
     fail: Callable[[str], None],
 ) -> None:
     material = receipt["client_material"]
@@ -316,7 +311,7 @@ def check_cards(
 
 def check_outcome(
     receipt: Mapping[str, Any],
-    by_type: Mapping[str, list[Mapping[str, Any]]],
+    by_type: Mapping[str, Mapping[str, Any]],
     fail: Callable[[str], None],
     *,
     float_free: bool = False,

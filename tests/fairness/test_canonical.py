@@ -166,7 +166,7 @@ def test_both_hashing_paths_give_the_same_hashes(events: list[dict[str, Any]]) -
     assert recomputed_hashes(events, float_free=True) == recomputed_hashes(events)
 
 
-def test_the_verifier_runs_without_orjson(tmp_path: Any) -> None:
+def test_the_verifier_runs_without_orjson_or_msgspec(tmp_path: Any) -> None:
     import subprocess
     import sys
 
@@ -180,8 +180,10 @@ def test_the_verifier_runs_without_orjson(tmp_path: Any) -> None:
     bundle = tmp_path / "b.jsonl"
     bundle.write_text(canonical_text(line) + "\n")
     blocked = (
-        "import sys; sys.modules['orjson'] = None; from fairness import canonical, verify; "
-        "assert canonical._orjson is None; sys.exit(verify.main([sys.argv[1]]))"
+        "import sys; sys.modules['orjson'] = sys.modules['msgspec'] = None; "
+        "from fairness import bundle, canonical, verify; "
+        "assert canonical._orjson is None and bundle._FAST is None; "
+        "sys.exit(verify.main([sys.argv[1]]))"
     )
     out = subprocess.run(
         [sys.executable, "-c", blocked, str(bundle)], capture_output=True, text=True, timeout=120

@@ -537,3 +537,63 @@ def test_a_revealed_card_that_differs_from_the_dealt_one_is_caught() -> None:
         f"cards: CardsRevealed shows {shown['card']} at position {shown['position']}, "
         f"dealt was {was}"
     ]
+
+
+def _stdlib_parse(text: str) -> tuple[str, Any]:
+    """What the standard library's parser alone makes of a line: ("ok", value) or the error."""
+    from fairness.bundle import _DECODER
+
+    try:
+        return "ok", _DECODER.decode(text)
+    except (ValueError, RecursionError) as exc:
+        return type(exc).__name__, str(exc)
+
+
+def _parsed(text: str) -> tuple[str, Any]:
+    from fairness.bundle import parse_line
+
+    try:
+        return "ok", parse_line(text)
+    except (ValueError, RecursionError) as exc:
+        return type(exc).__name__, str(exc)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": 1.5}', '{"a": -0.0}', "[1e5]", "[1E5]", '{"a": [1, [2, 3.25]]}',
+        "[18446744073709551616]", "[-9223372036854775809]", "[12345678901234567890123]",
+        '"\\ud800"', '["\\udc00\\ud800"]', '"\\ud83d\\ude00"', '{"a": 1, "a": 2, "b": 3}',
+        " [1] \n", "[1,]", "01", '"\x01"', "\ufeff[]", "NaN", "[-Infinity]", "",
+        "[" * 993 + "]" * 993, "[" * 400 + "]" * 400, '{"x": "' + "[" * 600 + '"}',
+    ],
+)  # fmt: skip
+def test_the_fast_parser_gives_the_standard_librarys_value_or_error(text: str) -> None:
+    assert _parsed(text) == _stdlib_parse(text)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text() | st.floats(allow_nan=True),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(json_values, st.sampled_from([None, 0, 2]), st.booleans())
+def test_the_fast_parser_agrees_with_the_standard_library_on_any_json(
+    value: Any, indent: int | None, ascii_only: bool
+) -> None:
+    text = json.dumps(value, indent=indent, ensure_ascii=ascii_only)
+    assert _parsed(text) == _stdlib_parse(text)
+
+
+def test_a_float_anywhere_in_a_line_still_fails_as_not_json() -> None:
+    good = canonical_text(bundle())
+    for tampered in (
+        good.replace('"nonce":4,', '"nonce":4.0,', 1),
+        good.replace('"version":1}', '"version":1e0}', 1),
+        good[:-1] + ',"note":[0.5]}',
+    ):
+        assert tampered != good
+        (report,) = verify_lines([tampered], KeyRing())
+        assert report.failures[0].startswith("bundle: line is not valid JSON (ValueError: number")
