@@ -6,7 +6,41 @@ from typing import Any
 
 
 def check_json_native(value: Any, event_type: str) -> None:
-    """Only str/int/bool/None/list/dict: floats would not hash the same in every language."""
+    """Only str/int/bool/None/list/dict: floats would not hash the same in every language.
+
+    Plain values are checked inline (this runs on every appended event); anything else,
+    subclasses included, goes through `_check_value`, which says what is wrong.
+    """
+    kind = type(value)
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is not str or not key.isascii() or "\x00" in key:
+                _check_key(key, event_type)
+            kind = type(item)
+            if kind is int or kind is bool or item is None:
+                continue
+            if kind is str and item.isascii() and "\x00" not in item:
+                continue
+            check_json_native(item, event_type)
+    elif kind is list:
+        for item in value:
+            kind = type(item)
+            if kind is int or kind is bool or item is None:
+                continue
+            if kind is str and item.isascii() and "\x00" not in item:
+                continue
+            check_json_native(item, event_type)
+    else:
+        _check_value(value, event_type)
+
+
+def _check_key(key: Any, event_type: str) -> None:
+    if not isinstance(key, str):
+        raise TypeError(f"{event_type}: JSON object keys must be strings")
+    _check_value(key, event_type)
+
+
+def _check_value(value: Any, event_type: str) -> None:
     if value is None or isinstance(value, bool | int):
         return
     if isinstance(value, str):
@@ -20,9 +54,7 @@ def check_json_native(value: Any, event_type: str) -> None:
         return
     if isinstance(value, dict):
         for key, item in value.items():
-            if not isinstance(key, str):
-                raise TypeError(f"{event_type}: JSON object keys must be strings")
-            check_json_native(key, event_type)
+            _check_key(key, event_type)
             check_json_native(item, event_type)
         return
     if isinstance(value, list):
