@@ -5,6 +5,6 @@ from django.urls import URLPattern, URLResolver, include, path
 urlpatterns: list[URLPattern | URLResolver] = [
     path("fairness/", include("fairness.urls")),
     path("wallet/", include("ledger.urls")),
+    path("", include("casino.api.urls")),  # the game's own routes first: the hot path
     path("", include("casino.dashboard.urls")),
-    path("", include("casino.api.urls")),
 ]

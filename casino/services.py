@@ -32,7 +32,7 @@ from typing import Protocol
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from casino import notify, projections, roundmoney, seeds
+from casino import notify, projections, rawsql, roundmoney, seeds
 from casino.engine.commands import Command, OpenRound, PlaceBet, RevealSeed, Timeout, VoidRound
 from casino.engine.decider import step
 from casino.engine.errors import DomainError
@@ -314,7 +314,7 @@ def _execute(
             # Commands on one round queue on its row instead of racing to a version conflict;
             # the unique (stream, version) still guards any writer that skips this lock. The
             # locked row is also the projection `project` updates (it is not read again).
-            row = Round.objects.select_for_update().filter(id=round_id).order_by().first()
+            row = rawsql.first(Round, "id = %s", [round_id], lock=True)
             stored, state = round_load(round_id=round_id)
             if state is None:
                 raise ApplicationError(f"No round {round_id}.", code="not_found", status_code=404)

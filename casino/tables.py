@@ -21,7 +21,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
 
-from casino import services
+from casino import rawsql, services
 from casino.engine.commands import PlaceBet
 from casino.engine.rules import BANKED, DUEL, RULESETS
 from casino.errors import ApplicationError, ConflictError
@@ -169,7 +169,12 @@ def _seated(table: Table, user: AbstractBaseUser) -> Seat:
 
 
 def open_round_at(table: Table) -> Round | None:
-    return Round.objects.filter(table=table, status=RoundStatus.OPEN).order_by("-opened_at").first()
+    return rawsql.first(
+        Round,
+        "table_id = %s AND status = %s",
+        [table.pk, RoundStatus.OPEN],
+        order_by="opened_at DESC",
+    )
 
 
 def bets_resolve(*, user: AbstractBaseUser, mode: str, bets: Sequence[int]) -> tuple[int, ...]:

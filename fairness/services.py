@@ -18,6 +18,7 @@ from django.db import IntegrityError, transaction
 from django.db.models.signals import post_migrate
 from django.utils import timezone
 
+from casino import rawsql
 from casino.errors import ApplicationError, ConflictError
 from fairness.canonical import canonical_json
 from fairness.chain import DEFAULT_LENGTH, create_chain, hash_seed, walk
@@ -131,7 +132,9 @@ def _prepare_if_low(table_id: str) -> SeedChain | None:
 
 def _active_chain(table_id: str) -> SeedChain:
     """The table's active chain, locked; a prepared (or new) chain becomes active if none is."""
-    chain = SeedChain.objects.select_for_update().filter(table_id=table_id, status="active").first()
+    chain = rawsql.first(
+        SeedChain, "table_id = %s AND status = %s", [table_id, "active"], lock=True
+    )
     if chain is not None:
         return chain
     try:
@@ -382,7 +385,7 @@ def round_proof_create(*, round_id: str, events: Sequence[Mapping[str, Any]]) ->
     stream; the settled receipt a player may hold still verifies against the prefix it
     names, and the proof served from then on is the voided one.
     """
-    existing = RoundProof.objects.filter(round_id=round_id).first()
+    existing = rawsql.first(RoundProof, "round_id = %s", [round_id])
     if existing is not None and (
         not events or events[-1]["version"] <= existing.receipt["final_event_version"]
     ):

@@ -13,6 +13,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
+from casino import rawsql
 from casino.api.authentication import TokenAuthentication
 from casino.engine.views import Viewer, view
 from casino.errors import ApplicationError
@@ -108,7 +109,7 @@ def round_for_player(request: Request, round_id: str, *, staff_may_read: bool = 
 
 
 def table_get(table_id: int) -> Table:
-    found = Table.objects.filter(pk=table_id).first()
+    found = rawsql.first(Table, "id = %s", [table_id])
     if found is None:
         raise ApplicationError("No such table.", code="not_found", status_code=404)
     return found
