@@ -126,6 +126,9 @@ def round_load(*, round_id: str) -> tuple[list[StoredEvent], RoundState | None]:
 
 
 def _preferences(user: AbstractBaseUser) -> PlayerPreferences:
+    found = rawsql.first(PlayerPreferences, "user_id = %s", [user.pk])
+    if found is not None:
+        return found
     prefs, _ = PlayerPreferences.objects.get_or_create(user_id=user.pk)
     return prefs
 

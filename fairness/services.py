@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models.signals import post_migrate
 from django.utils import timezone
 
@@ -172,11 +172,11 @@ def seed_issue(*, table_id: str) -> IssuedSeed:
     server_seed = _seed_of(chain, k)
     commitment = hash_seed(server_seed)
     chain.next_index = k + 1
-    fields = ["next_index"]
     if k == chain.length:
         chain.status, chain.exhausted_at = SeedChain.Status.EXHAUSTED, timezone.now()
-        fields += ["status", "exhausted_at"]
-    chain.save(update_fields=fields)
+        chain.save(update_fields=["next_index", "status", "exhausted_at"])
+    else:
+        _chain_set(chain.pk, "next_index", chain.next_index)
     if chain.remaining <= REFILL_AT:
         _prepare_if_low(table_id)
     return IssuedSeed(chain=chain, nonce=k, commitment=commitment, server_seed=server_seed)
@@ -198,7 +198,7 @@ def seed_reveal(*, chain_id: str | int, nonce: int) -> str:
         raise ApplicationError("That seed has not been issued.", code="seed_not_issued")
     if nonce > chain.revealed_index:
         chain.revealed_index = nonce
-        chain.save(update_fields=["revealed_index"])
+        _chain_set(chain.pk, "revealed_index", nonce)
     return _seed_of(chain, nonce)
 
 
@@ -229,12 +229,20 @@ def next_commitment(*, table_id: str) -> dict[str, Any] | None:
 def _chain(chain_id: str | int, *, lock: bool = False) -> SeedChain:
     try:
         pk = int(chain_id)
-        query = SeedChain.objects.select_for_update() if lock else SeedChain.objects
-        return query.get(pk=pk)
-    except (ValueError, SeedChain.DoesNotExist) as exc:
-        raise ApplicationError(
-            "Unknown seed chain.", code="unknown_chain", status_code=404
-        ) from exc
+    except ValueError:
+        pk = None
+    chain = None if pk is None else rawsql.first(SeedChain, "id = %s", [pk], lock=lock)
+    if chain is None:
+        raise ApplicationError("Unknown seed chain.", code="unknown_chain", status_code=404)
+    return chain
+
+
+def _chain_set(pk: int, column: str, value: int) -> None:
+    """One counter of a locked chain row (next_index, revealed_index): one raw UPDATE."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {SeedChain._meta.db_table} SET {column} = %s WHERE id = %s", [value, pk]
+        )
 
 
 def _require_transaction() -> None:
@@ -294,7 +302,7 @@ def client_seed_default() -> str:
 
 def client_seed_get(*, user: Any) -> str:
     """The player's current client seed (a random default is created on first use)."""
-    row = ClientSeed.objects.filter(user=user).only("seed").first()
+    row = rawsql.first(ClientSeed, "user_id = %s", [getattr(user, "pk", user)])
     if row is None:
         row, _ = ClientSeed.objects.get_or_create(
             user=user, defaults={"seed": client_seed_default()}

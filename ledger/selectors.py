@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.db import connection
 from django.db.models import Prefetch, QuerySet
 
 from ledger.models import AccountBalance, AccountType, JournalEntry, Posting, WithdrawalRequest
@@ -16,11 +17,14 @@ WALLET_TYPES = (
 def wallet_balances(*, user_id: int) -> dict[str, int]:
     """The player's balances by account type (missing accounts read as zero)."""
     balances = {str(t): 0 for t in WALLET_TYPES}
-    rows = AccountBalance.objects.filter(account__owner_id=user_id).values_list(
-        "account_type", "balance"
-    )
-    for account_type, balance in rows:
-        balances[account_type] = balance
+    with connection.cursor() as cursor:  # raw: DEAL reads this on every bet
+        cursor.execute(
+            "SELECT b.account_type, b.balance FROM ledger_accountbalance b "
+            "JOIN ledger_account a ON a.id = b.account_id WHERE a.owner_id = %s",
+            [user_id],
+        )
+        for account_type, balance in cursor.fetchall():
+            balances[account_type] = balance
     return balances
 
 
