@@ -12,6 +12,7 @@ import functools
 import multiprocessing as mp
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -169,8 +170,39 @@ def _peer_round(app: Application[Any], n: int) -> str:
     return str(r.id)
 
 
+def _backend_pid(side: str) -> int:
+    """The PostgreSQL backend process serving this writer's one connection."""
+    if side == "ours":
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            return int(cursor.fetchone()[0])
+    recorder: Any = _peer_app(create_table=False).recorder
+    with recorder.datastore.get_connection() as conn:
+        row = conn.execute("SELECT pg_backend_pid() AS pid").fetchone()
+        return int(row["pid"] if isinstance(row, dict) else row[0])
+
+
+def _cpu_seconds(pid: int | None = None) -> float | None:
+    """CPU time (user + system) of this process, or of a local process by pid (None if unseen)."""
+    if pid is None:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return usage.ru_utime + usage.ru_stime
+    try:  # the server's backend: only when PostgreSQL runs on this machine
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _writer(side: str, commands: Any, barrier: Any, results: Any) -> None:
-    """A writer process: warm up once, then one timed run per command until None."""
+    """A writer process: warm up once, then one timed run per command until None.
+
+    Each run reports its rounds, some stream ids, and the CPU seconds the writer process and
+    its server backend spent (outside the timed loop: the rate is not affected).
+    """
     try:
         if side == "ours":
             # One connection per writer on both sides (the server is shared: max_connections).
@@ -181,17 +213,28 @@ def _writer(side: str, commands: Any, barrier: Any, results: Any) -> None:
             app = _peer_app(create_table=False)
             one_round = lambda n: _peer_round(app, n)  # noqa: E731
         one_round(-1)  # warm up: connection, prepared paths
+        backend = _backend_pid(side)
     except Exception as exc:
         barrier.abort()
-        results.put((0, [], repr(exc)))
+        results.put((0, [], repr(exc), None, None))
         raise
     while (seconds := commands.get()) is not None:
         ids: list[str] = []
         barrier.wait(timeout=600)
+        client, server = _cpu_seconds(), _cpu_seconds(backend)
         deadline = time.perf_counter() + seconds
         while time.perf_counter() < deadline:
             ids.append(one_round(len(ids)))
-        results.put((len(ids), ids[:100], None))
+        client_after, server_after = _cpu_seconds(), _cpu_seconds(backend)
+        results.put(
+            (
+                len(ids),
+                ids[:100],
+                None,
+                client_after - client if client is not None and client_after is not None else None,
+                server_after - server if server is not None and server_after is not None else None,
+            )
+        )
 
 
 class Writers:
@@ -209,8 +252,12 @@ class Writers:
         for proc in self.procs:
             proc.start()
 
-    def run(self, seconds: float) -> tuple[float, list[str]]:
-        """Rounds per second of all writers appending 7-event rounds for `seconds`."""
+    def run(self, seconds: float) -> tuple[float, list[str], dict[str, float | None]]:
+        """Rounds/s of all writers appending 7-event rounds for `seconds`, some ids, CPU/round.
+
+        CPU per round: microseconds of writer-process and server-backend CPU time per round
+        (None where not measurable): far less sensitive than the rate to how busy the machine is.
+        """
         for _ in self.procs:
             self.commands.put(seconds)
         try:
@@ -219,8 +266,13 @@ class Writers:
             outcome = self.results.get(timeout=10)
             raise RuntimeError(f"{self.side} writer failed to start: {outcome[2]}") from None
         outcomes = [self.results.get(timeout=seconds + 120) for _ in self.procs]
-        rounds = sum(count for count, _, _ in outcomes)
-        return rounds / seconds, [i for _, ids, _ in outcomes for i in ids]
+        rounds = sum(outcome[0] for outcome in outcomes)
+        cpu: dict[str, float | None] = {}
+        for key, index in (("client", 3), ("server", 4)):
+            spent = [outcome[index] for outcome in outcomes]
+            ok = rounds and all(s is not None for s in spent)
+            cpu[key] = 1e6 * sum(spent) / rounds if ok else None
+        return rounds / seconds, [i for o in outcomes for i in o[1]], cpu
 
     def close(self) -> None:
         """Stop the writer processes."""
@@ -235,16 +287,29 @@ def measure_appends(writers: int, seconds: float, reps: int) -> dict[str, Any]:
     pools = {side: Writers(side, writers) for side in ("ours", "eventsourcing")}
     runs: dict[str, list[float]] = {side: [] for side in pools}
     ids: dict[str, list[str]] = {side: [] for side in pools}
+    cpu: dict[str, dict[str, list[float]]] = {s: {"client": [], "server": []} for s in pools}
     try:
         for _ in range(reps):
             for side, pool in pools.items():
-                rate, some = pool.run(seconds)
+                rate, some, per_round = pool.run(seconds)
                 runs[side].append(rate)
                 ids[side] += some
+                for key, us in per_round.items():
+                    if us is not None:
+                        cpu[side][key].append(us)
     finally:
         for pool in pools.values():
             pool.close()
-    return {"median": {k: statistics.median(v) for k, v in runs.items()}, "runs": runs, "ids": ids}
+    cpu_median = {
+        side: {k: statistics.median(v) if len(v) == reps else None for k, v in kinds.items()}
+        for side, kinds in cpu.items()
+    }
+    return {
+        "median": {k: statistics.median(v) for k, v in runs.items()},
+        "runs": runs,
+        "ids": ids,
+        "cpu_us_per_round": cpu_median,
+    }
 
 
 # --- replay and log reading ----------------------------------------------------------------
@@ -378,7 +443,11 @@ def run(quick: bool) -> dict[str, Any]:
     seconds, reps = (3.0, 2) if quick else (8.0, 3)
     figures: dict[str, Any] = {
         "conditions": _conditions(),
-        "method": f"{reps} alternating runs of {seconds:g} s per side and measure; medians",
+        "method": (
+            f"{reps} alternating runs of {seconds:g} s per side and measure; medians; "
+            "*_cpu_us_round: user+system CPU per round of the writer processes (client) and of "
+            "their PostgreSQL backends (server, when local)"
+        ),
     }
     ours_from, peer_from = last_position(), _peer_max_id()
     ids: dict[str, list[str]] = {"ours": [], "eventsourcing": []}
@@ -389,6 +458,9 @@ def run(quick: bool) -> dict[str, Any]:
             figures[f"append_{writers}w_{side}_rounds_s"] = round(rate)
             figures[f"append_{writers}w_{side}_events_s"] = round(rate * EVENTS_PER_ROUND)
             figures[f"append_{writers}w_{side}_runs"] = [round(r) for r in appends["runs"][side]]
+            for kind, us in appends["cpu_us_per_round"][side].items():
+                if us is not None:
+                    figures[f"append_{writers}w_{side}_{kind}_cpu_us_round"] = round(us)
     replays = [measure_replay(ids["ours"], ids["eventsourcing"], seconds / 2) for _ in range(reps)]
     figures["replay_ours_rounds_s"] = round(statistics.median(r["ours"] for r in replays))
     figures["replay_eventsourcing_get_rounds_s"] = round(
