@@ -13,16 +13,48 @@ This handler builds the chain in sync mode, as WSGI would, and awaits it once th
 connection and the `request_finished` signal that releases that connection after the
 response is sent all stay on the one thread, as before. Async views still work: the sync
 chain calls them through `async_to_sync`.
+
+It also lends each request its thread from a pool of idle single-thread executors instead of
+starting (and joining) a new thread per request, through asgiref's
+`ThreadSensitiveContext(executor=...)`: the request still has the thread to itself from its
+first sync call to its last (the `request_finished` signal that closes its database
+connection included), and the thread serves a later request only after that.
 """
 
 from __future__ import annotations
 
-from asgiref.sync import sync_to_async
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.core.handlers.asgi import ASGIHandler
+
+IDLE_THREADS_KEPT = 64  # idle request threads kept for reuse; more are let go after a burst
 
 
 class OneHopASGIHandler(ASGIHandler):
     """`ASGIHandler` whose middleware chain runs synchronously inside one thread hop."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._idle: list[ThreadPoolExecutor] = []  # touched on the event loop's thread only
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
+        executor = (
+            self._idle.pop()
+            if self._idle
+            else ThreadPoolExecutor(max_workers=1, thread_name_prefix="request")
+        )
+        try:
+            async with ThreadSensitiveContext(executor=executor):
+                await self.handle(scope, receive, send)
+        finally:
+            if len(self._idle) < IDLE_THREADS_KEPT:
+                self._idle.append(executor)
+            else:
+                executor.shutdown(wait=False)
 
     def load_middleware(self, is_async: bool = False) -> None:
         super().load_middleware(is_async=False)

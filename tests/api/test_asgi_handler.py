@@ -8,7 +8,9 @@ number of times, where Django's stock `ASGIHandler` crosses once or twice per mi
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,6 +20,7 @@ from asgiref.sync import async_to_sync, sync_to_async
 from channels.testing import HttpCommunicator
 from django.contrib.auth import get_user_model
 from django.core.handlers.asgi import ASGIHandler
+from django.core.signals import request_finished, request_started
 
 from casino.asgi_handler import OneHopASGIHandler
 
@@ -117,3 +120,41 @@ def test_one_thread_hop_for_the_whole_chain(hops: list[str]) -> None:
     del hops[:]
     async_to_sync(_get)(ASGIHandler(), "/api/fairness/keys")
     assert len(hops) >= 10, hops
+
+
+def test_request_threads_are_reused_one_request_at_a_time() -> None:
+    """Each request has one thread for all its sync work, from request_started to the
+    request_finished that closes its database connection; a later request may reuse it,
+    and requests in flight together never share one."""
+    seen: list[tuple[str, str, int]] = []
+
+    def started(sender: Any, scope: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        seen.append(("started", (scope or {}).get("path", "?"), threading.get_ident()))
+
+    def finished(sender: Any, **kwargs: Any) -> None:
+        seen.append(("finished", "", threading.get_ident()))
+
+    request_started.connect(started)
+    request_finished.connect(finished)
+    handler = OneHopASGIHandler()
+    try:
+        for _ in range(2):
+            assert async_to_sync(_get)(handler, "/api/fairness/keys")["status"] == 200
+        threads = {ident for _, _, ident in seen}
+        assert len(seen) == 4 and len(threads) == 1, seen
+        assert threads != {threading.get_ident()}
+        del seen[:]
+
+        async def together() -> list[Any]:
+            return list(
+                await asyncio.gather(
+                    _get(handler, "/api/fairness/keys"), _get(handler, "/api/tables/")
+                )
+            )
+
+        assert [r["status"] for r in async_to_sync(together)()] == [200, 401]
+        by_path = {path: ident for signal, path, ident in seen if signal == "started"}
+        assert len(by_path) == 2 and len(set(by_path.values())) == 2, seen
+    finally:
+        request_started.disconnect(started)
+        request_finished.disconnect(finished)
