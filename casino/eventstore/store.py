@@ -385,8 +385,7 @@ def _fetch_hash(connection: BaseDatabaseWrapper, stream_id: str, version: int) -
 # One statement per append. The rows come as one JSON array of
 # [version, type, schema_version, data, prev_hash, hash] (one text parameter: no per-element
 # array quoting in Python); positions follow the transaction's own last one (see module doc).
-# The EXISTS re-checks the head the hashes were chained to (None back: it moved).
-_PG_INSERT = f"""
+_PG_INSERT_ROWS = f"""
 INSERT INTO {TABLE} ({COLUMNS})
 SELECT base.start + e.n, %s, (e.r->>0)::int, e.r->>1, (e.r->>2)::int, e.r->3, %s::timestamptz,
        e.r->>4, e.r->>5
@@ -400,11 +399,16 @@ FROM (
     ) x
 ) base,
 jsonb_array_elements(%s::jsonb) WITH ORDINALITY AS e(r, n)
-WHERE %s = 0 OR EXISTS (
+"""
+# A new stream: the unique (stream_id, version) refuses a second version 1.
+_PG_INSERT_NEW = f"{_PG_INSERT_ROWS}RETURNING position"
+# After a head: only if the head is the one the hashes were chained to (else no row: it moved).
+# Two statements, not one with "expected = 0 OR EXISTS": each keeps one plan shape, so
+# PostgreSQL settles on its generic plan instead of planning the prepared statement anew.
+_PG_INSERT_NEXT = f"""{_PG_INSERT_ROWS}WHERE EXISTS (
     SELECT 1 FROM {TABLE} WHERE stream_id = %s AND version = %s AND hash = %s
 )
-RETURNING position
-"""
+RETURNING position"""
 
 
 def _insert(
@@ -504,19 +508,12 @@ def _insert_postgres(
             items.append(
                 canonical_text([r.version, r.type, r.schema_version, r.data, r.prev_hash, r.hash])
             )
-    prev_hash = rows[0].prev_hash
-    cursor.execute(
-        _PG_INSERT,
-        [
-            stream_id,
-            at_text,
-            f"[{','.join(items)}]",
-            expected_version,
-            stream_id,
-            expected_version,
-            prev_hash,
-        ],
-    )
+    params: list[Any] = [stream_id, at_text, f"[{','.join(items)}]"]
+    if expected_version == 0:
+        cursor.execute(_PG_INSERT_NEW, params)
+    else:
+        params += [stream_id, expected_version, rows[0].prev_hash]
+        cursor.execute(_PG_INSERT_NEXT, params)
     return [p for (p,) in cursor.fetchall()]
 
 
