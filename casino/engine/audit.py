@@ -10,7 +10,8 @@ Whether each card is the fair shoe's card is fairness/verify.py's job (fairness-
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from casino.engine.commands import (
     Command,
@@ -59,9 +60,8 @@ class _RecordedShoe:
     __slots__ = ("cards",)
 
     def __init__(self, events: Sequence[Event]) -> None:
-        self.cards = {
-            e.position: e.card for e in events if isinstance(e, PlayerCardDealt | DealerCardDealt)
-        }
+        cards: list[Any] = [e for e in events if type(e) in _CARD_TYPES]
+        self.cards: dict[int, str] = {e.position: e.card for e in cards}
 
     def card_at(self, position: int) -> str:
         if position not in self.cards:
@@ -69,45 +69,69 @@ class _RecordedShoe:
         return self.cards[position]
 
 
+# Event classes are matched by exact type here (no event class is subclassed).
+_CARD_TYPES = frozenset({PlayerCardDealt, DealerCardDealt})
+
+
+def _bets(events: Sequence[Event], i: int, e: BetPlaced) -> PlaceBet:
+    amounts: dict[int, int] = {}
+    for later in events[i:]:
+        if type(later) is not BetPlaced or later.player_id != e.player_id:
+            break
+        amounts[later.box] = later.amount
+    return PlaceBet(e.player_id, tuple(amounts.get(b, 0) for b in range(max(amounts) + 1)))
+
+
+def _voided(e: RoundVoided, state: RoundState | None) -> Command:
+    no_bets = state is not None and state.phase == BETTING and e.reason == "no_bets"
+    return Timeout() if no_bets else VoidRound(e.reason, e.evidence)
+
+
+def _opening(e: RoundOpened) -> OpenRound:
+    return OpenRound(
+        e.round_id, e.table_id, e.ruleset, e.chain_id, e.nonce, e.commitment,
+        e.participants, e.options,
+    )  # fmt: skip
+
+
+# event type -> the decision an event of that type stands for (BetPlaced and RoundVoided,
+# which need more than the event, are in `_command`)
+_COMMANDS: dict[type[Any], Callable[[Any], Command]] = {
+    RoundOpened: _opening,
+    InsuranceTaken: lambda e: TakeInsurance(e.player_id, e.box, e.amount),
+    InsuranceDeclined: lambda e: Timeout() if e.auto else DeclineInsurance(e.player_id, e.box),
+    EvenMoneyTaken: lambda e: TakeEvenMoney(e.player_id, e.box),
+    PlayerStood: lambda e: Timeout() if e.auto else Stand(e.player_id),
+    HandDoubled: lambda e: Double(e.player_id),
+    HandSplit: lambda e: Split(e.player_id),
+    PlayerCardDealt: lambda e: Hit(e.player_id, confirm=True),
+    BettingClosed: lambda e: Timeout(),  # betting closed by its deadline, not by the last bet
+    ServerSeedRevealed: lambda e: RevealSeed(e.server_seed),
+}
+
+
 def _command(events: Sequence[Event], i: int, state: RoundState | None) -> Command | None:
     """The decision that recorded event i stands for (None: it is no decision)."""
     e = events[i]
-    if isinstance(e, RoundOpened):
-        return OpenRound(
-            e.round_id, e.table_id, e.ruleset, e.chain_id, e.nonce, e.commitment,
-            e.participants, e.options,
-        )  # fmt: skip
-    if isinstance(e, BetPlaced):
-        amounts: dict[int, int] = {}
-        for later in events[i:]:
-            if not isinstance(later, BetPlaced) or later.player_id != e.player_id:
-                break
-            amounts[later.box] = later.amount
-        return PlaceBet(e.player_id, tuple(amounts.get(b, 0) for b in range(max(amounts) + 1)))
-    if isinstance(e, InsuranceTaken):
-        return TakeInsurance(e.player_id, e.box, e.amount)
-    if isinstance(e, InsuranceDeclined | PlayerStood) and e.auto:
-        return Timeout()
-    if isinstance(e, InsuranceDeclined):
-        return DeclineInsurance(e.player_id, e.box)
-    if isinstance(e, EvenMoneyTaken):
-        return TakeEvenMoney(e.player_id, e.box)
-    if isinstance(e, PlayerStood):
-        return Stand(e.player_id)
-    if isinstance(e, HandDoubled):
-        return Double(e.player_id)
-    if isinstance(e, HandSplit):
-        return Split(e.player_id)
-    if isinstance(e, PlayerCardDealt):
-        return Hit(e.player_id, confirm=True)
-    if isinstance(e, BettingClosed):
-        return Timeout()  # betting closed by its deadline, not by the last bet
-    if isinstance(e, RoundVoided):
-        no_bets = state is not None and state.phase == BETTING and e.reason == "no_bets"
-        return Timeout() if no_bets else VoidRound(e.reason, e.evidence)
-    if isinstance(e, ServerSeedRevealed):
-        return RevealSeed(e.server_seed)
-    return None
+    kind = type(e)
+    if kind is BetPlaced:
+        return _bets(events, i, e)  # type: ignore[arg-type]
+    if kind is RoundVoided:
+        return _voided(e, state)  # type: ignore[arg-type]
+    make = _COMMANDS.get(kind)
+    return None if make is None else make(e)
+
+
+# timed event type -> (event, rules) -> the time of the command that made it
+_TIME_OF: dict[type[Any], Callable[[Any, RuleSet], int]] = {
+    RoundOpened: lambda e, _: e.opened_at_ms,
+    BettingClosed: lambda e, _: e.closed_at_ms,
+    InsuranceOffered: lambda e, rules: e.deadline_ms - rules.insurance_timeout_ms,
+    TurnStarted: lambda e, rules: e.deadline_ms - rules.turn_timeout_ms,
+    DuelTimerStarted: lambda e, rules: e.deadline_ms - rules.duel_timer_ms,
+    RoundSettled: lambda e, _: e.settled_at_ms,
+    RoundVoided: lambda e, _: e.voided_at_ms,
+}
 
 
 def _implied_now(
@@ -115,53 +139,43 @@ def _implied_now(
 ) -> int | None:
     """The command's time, read off the first recorded event that carries one."""
     for made, e in zip(produced, recorded, strict=False):
-        if type(made) is not type(e):
+        kind = type(e)
+        if type(made) is not kind:
             return None
-        if isinstance(e, RoundOpened):
-            return e.opened_at_ms
-        if isinstance(e, BettingClosed):
-            return e.closed_at_ms
-        if isinstance(e, InsuranceOffered):
-            return e.deadline_ms - rules.insurance_timeout_ms
-        if isinstance(e, TurnStarted):
-            return e.deadline_ms - rules.turn_timeout_ms
-        if isinstance(e, DuelTimerStarted):
-            return e.deadline_ms - rules.duel_timer_ms
-        if isinstance(e, RoundSettled):
-            return e.settled_at_ms
-        if isinstance(e, RoundVoided):
-            return e.voided_at_ms
+        time_of = _TIME_OF.get(kind)
+        if time_of is not None:
+            return time_of(e, rules)
     return None
 
 
-_TIMED = (RoundOpened, BettingClosed, InsuranceOffered, TurnStarted, DuelTimerStarted,
-          RoundSettled, RoundVoided)  # fmt: skip
 # Recorded events that only a decision starts (a PlayerCardDealt may be a hit or a card the
 # rules dealt); `_time_guess` stops at them.
-_DECISIONS = (RoundOpened, BetPlaced, PlayerStood, HandDoubled, HandSplit, InsuranceTaken,
-              InsuranceDeclined, EvenMoneyTaken, ServerSeedRevealed)  # fmt: skip
+_DECISIONS = frozenset(
+    {RoundOpened, BetPlaced, PlayerStood, HandDoubled, HandSplit, InsuranceTaken,
+     InsuranceDeclined, EvenMoneyTaken, ServerSeedRevealed}
+)  # fmt: skip
 
 
 def _time_guess(events: Sequence[Event], i: int, rules: RuleSet) -> int | None:
     """The time of the decision at event i as the record implies it, if a timed event
     follows before the next decision (a guess: `reenact` takes it only when it holds)."""
-    first = events[i]
-    if isinstance(first, _TIMED):
-        return _implied_now([first], [first], rules)
-    cards = 2 if isinstance(first, HandSplit) else 1 if isinstance(first, HandDoubled) else 0
+    first: Any = events[i]
+    kind = type(first)
+    time_of = _TIME_OF.get(kind)
+    if time_of is not None:
+        return time_of(first, rules)
+    cards = 2 if kind is HandSplit else 1 if kind is HandDoubled else 0
     for j in range(i + 1, len(events)):
-        e = events[j]
-        if isinstance(e, _TIMED):
-            return _implied_now([e], [e], rules)
-        if isinstance(e, _DECISIONS):
-            if (
-                isinstance(e, BetPlaced)
-                and isinstance(first, BetPlaced)
-                and (e.player_id == first.player_id)
-            ):
+        e: Any = events[j]
+        later = type(e)
+        time_of = _TIME_OF.get(later)
+        if time_of is not None:
+            return time_of(e, rules)
+        if later in _DECISIONS:
+            if later is BetPlaced and kind is BetPlaced and e.player_id == first.player_id:
                 continue  # one player's bets on several boxes are one decision
             return None
-        if isinstance(e, PlayerCardDealt):
+        if later is PlayerCardDealt:
             if cards == 0:
                 return None
             cards -= 1
@@ -219,8 +233,9 @@ def _reenact(
         except Exception:  # whatever the guess met, the two-step path below says it exactly
             produced = []
         length = len(produced)
-        if length and produced == events[i : i + length]:
-            implied = _implied_now(produced, events[i:], rules)
+        recorded = events[i : i + length]
+        if length and produced == recorded:
+            implied = _implied_now(produced, recorded, rules)
             if implied == at or (implied is None and at == now):
                 now, state, i = at, after, i + length
                 boundaries[i] = state
