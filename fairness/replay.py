@@ -87,25 +87,49 @@ def load_decoders() -> Decoders | None:
 
 
 def load_fold() -> Fold | None:
-    """The engine's fold that keeps every intermediate state, or None without the engine."""
+    """The engine's fold, or None without the engine.
+
+    The states it returns: states[k] is the state after events[:k], except inside a run of
+    two or more card events, which `fold_cards` folds as one state (the engine's own batch
+    fold: the same state at the run's end, with the same refusals, as folding the cards one
+    by one); there states[k] is None. The settlement check reads only the states before a
+    RoundSettled, CardsRevealed or RoundVoided, never inside such a run. When a run is
+    refused, its cards are folded one by one again, so the refusal names the card at fault.
+    """
     try:
         from casino.engine.decider import evolve
-        from casino.engine.evolve import HANDLERS
+        from casino.engine.events import DealerCardDealt, PlayerCardDealt
+        from casino.engine.evolve import HANDLERS, fold_cards
     except ImportError:
         return None
+    cards = (PlayerCardDealt, DealerCardDealt)
 
     def fold(objects: Sequence[Any]) -> tuple[list[Any], list[str]]:
         states: list[Any] = [None]
         keep = states.append
-        events = iter(objects)
+        count = len(objects)
         try:
-            for event in events:  # the first event through evolve, which refuses all but
-                state = evolve(None, event)  # RoundOpened on no state
-                keep(state)
-                break
-            for event in events:  # then evolve's own handlers, without its call and check
-                state = HANDLERS[type(event)](state, event)
-                keep(state)
+            if count:  # the first event through evolve, which refuses all but RoundOpened
+                keep(evolve(None, objects[0]))  # on no state
+            i = 1
+            while i < count:  # then evolve's own handlers, without its call and check
+                event = objects[i]
+                end = i + 1
+                if type(event) in cards:
+                    while end < count and type(objects[end]) in cards:
+                        end += 1
+                if end - i > 1:
+                    try:
+                        state = fold_cards(states[-1], list(objects[i:end]))
+                    except Exception:  # fold them one by one: the refusal names its card
+                        for event in objects[i:end]:
+                            keep(HANDLERS[type(event)](states[-1], event))
+                    else:
+                        states.extend([None] * (end - i - 1))
+                        keep(state)
+                else:
+                    keep(HANDLERS[type(event)](states[-1], event))
+                i = end
         except Exception as exc:  # any refusal means the events are not a legal round
             index = len(states) - 1
             where = f"version {index + 1} ({objects[index].type})"
