@@ -14,6 +14,7 @@ from typing import Any, cast
 
 from django.db import connection, transaction
 
+from casino import rawsql
 from casino.engine.state import SETTLED, VOIDED, RoundState
 from casino.eventstore.models import StoredEvent
 from casino.models import Round, RoundPlayer, RoundStatus, Table
@@ -127,8 +128,9 @@ def project(
     seats = _seat_money(state)
     if isinstance(row, _Unknown):
         round_row, created = Round.objects.update_or_create(id=round_id, defaults=defaults)
-    elif row is None:
-        round_row, created = Round.objects.create(id=round_id, **defaults), True
+    elif row is None:  # a new round: raw INSERTs (the ORM compiled them anew each time)
+        round_row, created = Round(id=round_id, **defaults), True
+        rawsql.insert([round_row])
     else:
         round_row, created = row, False
         changed = {k: v for k, v in defaults.items() if getattr(row, k) != v}
@@ -137,15 +139,17 @@ def project(
             for key, value in changed.items():
                 setattr(row, key, value)
     if created:
-        RoundPlayer.objects.bulk_create(
-            RoundPlayer(
-                round=round_row,
-                user_id=int(p.player_id),
-                seat=i,
-                stake=seats[i][0],
-                gross_return=seats[i][1],
-            )
-            for i, p in enumerate(state.opened.participants)
+        rawsql.insert(
+            [
+                RoundPlayer(
+                    round=round_row,
+                    user_id=int(p.player_id),
+                    seat=i,
+                    stake=seats[i][0],
+                    gross_return=seats[i][1],
+                )
+                for i, p in enumerate(state.opened.participants)
+            ]
         )
         return round_row
     before = None if isinstance(previous, _Unknown) else _seat_money(previous)

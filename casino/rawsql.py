@@ -55,3 +55,47 @@ def first(
     for row in model._default_manager.raw(sql, list(params)):
         return row
     return None
+
+
+_INSERTS: dict[tuple[type[Model], tuple[str, ...], int, str], str] = {}
+
+
+def _insert_sql(model: type[Model], fields: Sequence[Any], rows: int, returning: str) -> str:
+    key = (model, tuple(f.attname for f in fields), rows, returning)
+    sql = _INSERTS.get(key)
+    if sql is None:
+        qn = connection.ops.quote_name
+        columns = ", ".join(qn(f.column) for f in fields)
+        marks = "(" + ", ".join(["%s"] * len(fields)) + ")"
+        sql = f"INSERT INTO {qn(model._meta.db_table)} ({columns}) VALUES "
+        sql += ", ".join([marks] * rows)
+        if returning:
+            sql += f" RETURNING {qn(returning)}"
+        _INSERTS[key] = sql
+    return sql
+
+
+def insert(objs: Sequence[Model]) -> None:
+    """INSERT new rows of one model as `save()` would (each field's `pre_save` for a new row,
+    so auto_now_add is filled, then `get_db_prep_save`), in one raw statement.
+
+    A single object whose primary key is unset gets the one the database assigned. Several
+    objects must all carry their primary key or none (then their keys stay unknown: use it
+    where nothing reads them, as for a new round's seats).
+    """
+    if not objs:
+        return
+    model = type(objs[0])
+    meta = model._meta
+    pk_missing = objs[0].pk is None
+    fields = [f for f in meta.concrete_fields if not (f.primary_key and pk_missing)]
+    returning = ""
+    if pk_missing and len(objs) == 1 and connection.features.can_return_columns_from_insert:
+        returning = meta.pk.column
+    params = [f.get_db_prep_save(f.pre_save(obj, True), connection) for obj in objs for f in fields]
+    with connection.cursor() as cursor:
+        cursor.execute(_insert_sql(model, fields, len(objs), returning), params)
+        if pk_missing and len(objs) == 1:
+            objs[0].pk = cursor.fetchone()[0] if returning else cursor.lastrowid
+    for obj in objs:
+        obj._state.adding, obj._state.db = False, connection.alias

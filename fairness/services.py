@@ -434,4 +434,6 @@ def round_proof_create(*, round_id: str, events: Sequence[Mapping[str, Any]]) ->
             setattr(existing, name, value)
         existing.save(update_fields=list(fields))
         return existing
-    return RoundProof.objects.create(round_id=round_id, **fields)
+    proof = RoundProof(round_id=round_id, **fields)
+    rawsql.insert([proof])
+    return proof

@@ -42,3 +42,40 @@ def test_order_by_and_lock_are_part_of_the_statement_built_once() -> None:
     assert " ORDER BY opened_at DESC LIMIT 1" in sql
     assert sql.endswith(" FOR UPDATE") == connection.features.has_select_for_update
     assert not rawsql.select_one_sql(Round, "table_id = %s").endswith("FOR UPDATE")
+
+
+def test_insert_writes_what_save_writes() -> None:
+    """A row inserted raw reads back equal to the instance, auto_now_add filled, pk set."""
+    from fairness.models import ClientSeed
+
+    alice = make_player("alice")
+    ClientSeed.objects.filter(user_id=alice.pk).delete()
+    seed = ClientSeed(user_id=alice.pk, seed="my-own-seed")
+    rawsql.insert([seed])
+    assert seed.pk is not None and seed._state.adding is False
+    stored = ClientSeed.objects.get(pk=seed.pk)
+    assert (stored.user_id, stored.seed) == (alice.pk, "my-own-seed")
+    assert stored.updated_at == seed.updated_at and seed.updated_at is not None  # auto_now
+
+
+def test_insert_many_rows_in_one_statement() -> None:
+    from django.test.utils import CaptureQueriesContext
+
+    from casino.models import RoundPlayer
+
+    alice, bob = make_player("alice"), make_player("bob")
+    table = make_table("classic")
+    opened = services.round_open(table=table, players=[alice])
+    RoundPlayer.objects.filter(round_id=opened.round.id).delete()
+    rows = [
+        RoundPlayer(round_id=opened.round.id, user_id=alice.pk, seat=0, stake=5, gross_return=0),
+        RoundPlayer(round_id=opened.round.id, user_id=bob.pk, seat=1, stake=7, gross_return=14),
+    ]
+    with CaptureQueriesContext(connection) as queries:
+        rawsql.insert(rows)
+    assert len(queries) == 1
+    stored = RoundPlayer.objects.filter(round_id=opened.round.id).order_by("seat")
+    assert [(p.user_id, p.seat, p.stake, p.gross_return) for p in stored] == [
+        (alice.pk, 0, 5, 0),
+        (bob.pk, 1, 7, 14),
+    ]
