@@ -69,7 +69,7 @@ def seed_issue(*, table_id: str) -> IssuedSeed:
     return IssuedSeed(chain_id=chain_id, nonce=issued.nonce, commitment=issued.commitment)
 
 
-def client_seed_of(user: AbstractBaseUser) -> str:
+def client_seed_of(user: AbstractBaseUser | int) -> str:
     return fairness_services.client_seed_get(user=user)
 
 

@@ -125,11 +125,18 @@ def round_load(*, round_id: str) -> tuple[list[StoredEvent], RoundState | None]:
     return stored, replay(stored_to_event(e) for e in stored)
 
 
-def _preferences(user: AbstractBaseUser) -> PlayerPreferences:
-    found = rawsql.first(PlayerPreferences, "user_id = %s", [user.pk])
+UserRef = AbstractBaseUser | int  # a user, or its primary key (a seat's user_id)
+
+
+def _user_pk(user: UserRef) -> int:
+    return user if isinstance(user, int) else int(user.pk)
+
+
+def _preferences(user: UserRef) -> PlayerPreferences:
+    found = rawsql.first(PlayerPreferences, "user_id = %s", [_user_pk(user)])
     if found is not None:
         return found
-    prefs, _ = PlayerPreferences.objects.get_or_create(user_id=user.pk)
+    prefs, _ = PlayerPreferences.objects.get_or_create(user_id=_user_pk(user))
     return prefs
 
 
@@ -149,7 +156,7 @@ def _open_checks(table: Table) -> None:
 
 
 def _opening(
-    table: Table, round_id: str, players: Callable[[], Sequence[AbstractBaseUser]]
+    table: Table, round_id: str, players: Callable[[], Sequence[UserRef]]
 ) -> Callable[[RoundState | None], Command]:
     def build(state: RoundState | None) -> Command:
         issued = seeds.seed_issue(table_id=str(table.pk))
@@ -158,8 +165,8 @@ def _opening(
             prefs = _preferences(user)
             participants.append(
                 Participant(
-                    player_id=str(user.pk),
-                    client_seed=seeds.client_seed_of(user),
+                    player_id=str(_user_pk(user)),
+                    client_seed=seeds.client_seed_of(_user_pk(user)),
                     offer_insurance=prefs.offer_insurance,
                     safety_net=prefs.safety_net,
                 )
@@ -192,7 +199,7 @@ def round_deal(
     table: Table,
     round_id: str | None,
     bet: Callable[[], PlaceBet],
-    players: Callable[[], Sequence[AbstractBaseUser]],
+    players: Callable[[], Sequence[UserRef]],
     hook: CommandHook | None = None,
     at_ms: int | None = None,
 ) -> RoundResult:

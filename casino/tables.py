@@ -19,7 +19,7 @@ from typing import Any, cast
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 
 from casino import rawsql, services
 from casino.engine.commands import PlaceBet
@@ -168,6 +168,16 @@ def _seated(table: Table, user: AbstractBaseUser) -> Seat:
     return seat
 
 
+def _seated_ids(table_id: int) -> list[int]:
+    """The user ids seated at the table, in seat order (one raw statement)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT user_id FROM {Seat._meta.db_table} WHERE table_id = %s ORDER BY position",
+            [table_id],
+        )
+        return [int(row[0]) for row in cursor.fetchall()]
+
+
 def open_round_at(table: Table) -> Round | None:
     return rawsql.first(
         Round,
@@ -233,7 +243,7 @@ def table_deal(
             "A duel has a fixed stake: say READY instead of betting.", code="action_not_allowed"
         )
     deal_hook = _DealHook(user, (), hook)
-    seated: list[Seat] = []
+    seated: list[int] = []  # the seated players' ids, in seat order
 
     def bet() -> PlaceBet:  # inside the transaction, after the caller's hook began it
         if table.owner_id is not None and table.owner_id != user.pk:
@@ -242,8 +252,8 @@ def table_deal(
                 code="permission_denied",
                 status_code=403,
             )
-        seated[:] = Seat.objects.filter(table=table).select_related("user")  # one read: the
-        if not any(s.user_id == user.pk for s in seated):  # check, and the players to open for
+        seated[:] = _seated_ids(table.pk)  # one read: the check, and the players to open for
+        if user.pk not in seated:
             raise ConflictError("Sit at the table first.", code="not_seated")
         amounts = bets_resolve(user=user, mode=mode, bets=bets)
         if len(amounts) > rules.max_boxes:
@@ -262,8 +272,8 @@ def table_deal(
         deal_hook.amounts = amounts
         return PlaceBet(player_id=str(user.pk), amounts=amounts)
 
-    def players() -> list[AbstractBaseUser]:  # after bet(), in the same transaction
-        return [s.user for s in seated]
+    def players() -> list[int]:  # after bet(), in the same transaction
+        return list(seated)
 
     current = open_round_at(table)
     return services.round_deal(

@@ -302,10 +302,11 @@ def client_seed_default() -> str:
 
 def client_seed_get(*, user: Any) -> str:
     """The player's current client seed (a random default is created on first use)."""
-    row = rawsql.first(ClientSeed, "user_id = %s", [getattr(user, "pk", user)])
+    user_id = getattr(user, "pk", user)
+    row = rawsql.first(ClientSeed, "user_id = %s", [user_id])
     if row is None:
         row, _ = ClientSeed.objects.get_or_create(
-            user=user, defaults={"seed": client_seed_default()}
+            user_id=user_id, defaults={"seed": client_seed_default()}
         )
     return row.seed
 
