@@ -168,6 +168,17 @@ def _seated(table: Table, user: AbstractBaseUser) -> Seat:
     return seat
 
 
+def _last_bet_set(user_id: int, last_bet: list[int]) -> int:
+    """The player's last bet (REBET's amounts): one raw UPDATE; the rows it changed."""
+    field = PlayerPreferences._meta.get_field("last_bet")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {PlayerPreferences._meta.db_table} SET last_bet = %s WHERE user_id = %s",
+            [field.get_db_prep_save(last_bet, connection), user_id],
+        )
+        return int(cursor.rowcount)
+
+
 def _seated_ids(table_id: int) -> list[int]:
     """The user ids seated at the table, in seat order (one raw statement)."""
     with connection.cursor() as cursor:
@@ -212,7 +223,7 @@ class _DealHook:
 
     def commit(self, result: services.RoundResult) -> None:
         last_bet = list(self.amounts)  # the open made the row; a first bet elsewhere may not
-        if not PlayerPreferences.objects.filter(user_id=self.user.pk).update(last_bet=last_bet):
+        if not _last_bet_set(int(self.user.pk), last_bet):
             PlayerPreferences.objects.update_or_create(
                 user_id=self.user.pk, defaults={"last_bet": last_bet}
             )
