@@ -165,6 +165,9 @@ CELERY_BEAT_SCHEDULE: dict[str, Any] = {
 # With a broker: how long a round's timer nudge waits in its process before it is sent (a
 # later command replaces it, a finished round drops it; casino/notify.py). 0: at once.
 NUDGE_COALESCE_S: float = env.float("NUDGE_COALESCE_S", default=3.0)
+# PostgreSQL: the event store's append INSERT is a prepared statement per connection
+# (casino/eventstore/store.py). Off behind a transaction-mode PgBouncer older than 1.21.
+EVENTSTORE_PREPARED_APPEND: bool = env.bool("EVENTSTORE_PREPARED_APPEND", default=True)
 # Without a broker the ASGI process runs the timers itself (casino/timers.py).
 IN_PROCESS_TIMERS: bool = env.bool("IN_PROCESS_TIMERS", default=CELERY_TASK_ALWAYS_EAGER)
 # Duel lobby: how long at least 2 READY players wait for more before the duel starts.
