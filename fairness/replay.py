@@ -36,7 +36,10 @@ def compile_decoders(event_types: Mapping[str, type[Any]]) -> Decoders:
     same order (so a missing field raises the same KeyError): a field whose type is a
     dataclass is decoded as one, a `tuple[X, ...]` becomes a tuple (of X when X is a
     dataclass), anything else is taken as is. Each class gets one generated function that
-    calls its constructor with every field positionally.
+    calls its constructor with every field positionally, or, for a slots dataclass (the
+    engine's are frozen slots dataclasses whose __init__ only stores each field, through
+    `casino.engine.fastdata.fast_init`), stores the fields into a new instance's slots in the
+    same order without the constructor call (a test holds the values equal to the engine's).
     """
     namespace: dict[str, Any] = {}
     names: dict[type[Any], str] = {}
@@ -61,7 +64,24 @@ def compile_decoders(event_types: Mapping[str, type[Any]]) -> Decoders:
                     args.append(f"tuple({value})")
             else:
                 args.append(value)
-        source = f"def {name}(d):\n    return {name}_cls({', '.join(args)})\n"
+        if (
+            "__slots__" in cls.__dict__
+            and "__new__" not in cls.__dict__
+            and not hasattr(cls, "__post_init__")
+        ):
+            # A slots dataclass whose __init__ only stores each field: store them straight
+            # into the slots (as `casino.engine.fastdata.fast_init` does inside __init__),
+            # without the constructor call around it; same order, so the same KeyError.
+            namespace[f"{name}_new"] = object.__new__
+            stores = []
+            for i, (field, arg) in enumerate(zip(dataclasses.fields(cls), args, strict=True)):
+                namespace[f"{name}_set{i}"] = cls.__dict__[field.name].__set__
+                stores.append(f"    {name}_set{i}(o, {arg})\n")
+            source = (
+                f"def {name}(d):\n    o = {name}_new({name}_cls)\n{''.join(stores)}    return o\n"
+            )
+        else:
+            source = f"def {name}(d):\n    return {name}_cls({', '.join(args)})\n"
         exec(source, namespace)  # the technique dataclasses itself uses for __init__
         return name
 
