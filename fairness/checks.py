@@ -37,7 +37,7 @@ class KeyRing:
 
     def __init__(self, published: Mapping[str, str] | None = None) -> None:
         self.published = dict(published) if published is not None else None
-        self._loaded: dict[str, Ed25519PublicKey] = {}
+        self._loaded: dict[str, tuple[str, Ed25519PublicKey]] = {}  # key -> (its id, key)
 
     @classmethod
     def from_keys_document(cls, document: Any) -> KeyRing:
@@ -58,7 +58,10 @@ class KeyRing:
             return None, f"key: unknown key id {key_id} (no public key given)"
         cached = self._loaded.get(line_key)
         if cached is not None:
-            return cached, ""
+            loaded_id, loaded = cached
+            if loaded_id != key_id:  # a key seen on an earlier line, under another key id
+                return None, f"key: public key {line_key[:16]}... does not have key id {key_id}"
+            return loaded, ""
         try:
             raw = bytes.fromhex(line_key)
             if compute_key_id(raw) != key_id:
@@ -66,7 +69,7 @@ class KeyRing:
             key = load_public_key(line_key)
         except ValueError:
             return None, f"key: malformed public key for key id {key_id}"
-        self._loaded[line_key] = key
+        self._loaded[line_key] = (key_id, key)
         return key, ""
 
 
