@@ -53,26 +53,52 @@ def appended_events(
     `rows`: objects with version, type, schema_version, data, prev_hash and hash attributes.
     Built as `build_events` builds loaded ones, without Model.__init__.
     """
-    new = StoredEvent.__new__
-    events = []
-    for position, row in zip(positions, rows, strict=True):
-        state = ModelState()
-        state.adding, state.db = False, alias
-        event = new(StoredEvent)
-        event.__dict__ = {
-            "_state": state,
-            "position": position,
-            "stream_id": stream_id,
-            "version": row.version,
-            "type": row.type,
-            "schema_version": row.schema_version,
-            "data": row.data,
-            "recorded_at": recorded_at,
-            "prev_hash": row.prev_hash,
-            "hash": row.hash,
-        }
-        events.append(event)
-    return events
+    return [
+        _stored_event(
+            alias,
+            position,
+            stream_id,
+            row.version,
+            row.type,
+            row.schema_version,
+            row.data,
+            recorded_at,
+            row.prev_hash,
+            row.hash,
+        )
+        for position, row in zip(positions, rows, strict=True)
+    ]
+
+
+def _stored_event(
+    alias: str,
+    position: int,
+    stream_id: str,
+    version: int,
+    type_: str,
+    schema_version: int,
+    data: Any,
+    recorded_at: datetime,
+    prev_hash: str,
+    hash_: str,
+) -> StoredEvent:
+    """A saved StoredEvent as Model.__init__ would set it, without its per-field overhead."""
+    state = ModelState()
+    state.adding, state.db = False, alias
+    event: StoredEvent = StoredEvent.__new__(StoredEvent)
+    event.__dict__ = {
+        "_state": state,
+        "position": position,
+        "stream_id": stream_id,
+        "version": version,
+        "type": type_,
+        "schema_version": schema_version,
+        "data": data,
+        "recorded_at": recorded_at,
+        "prev_hash": prev_hash,
+        "hash": hash_,
+    }
+    return event
 
 
 def build_events(
@@ -86,7 +112,6 @@ def build_events(
     else:
         datas = [json.loads(t) if isinstance(t, str) else t for t in texts]
     alias = connection.alias
-    new = StoredEvent.__new__
     times: dict[Any, datetime] = {}  # one append shares one recorded_at
     events = []
     for (position, stream_id, version, type_, schema_version, _, at, prev, hash_), data in zip(
@@ -94,22 +119,18 @@ def build_events(
     ):
         if (recorded_at := times.get(at)) is None:
             recorded_at = times[at] = recorded_at_from_db(at)
-        state = ModelState()
-        state.adding, state.db = False, alias
-        event = new(StoredEvent)
-        # What Model.__init__ would set, without its per-field overhead.
-        event.__dict__ = {
-            "_state": state,
-            "position": position,
-            "stream_id": stream_id,
-            "version": version,
-            "type": type_,
-            "schema_version": schema_version,
-            "data": data,
-            "recorded_at": recorded_at,
-            "prev_hash": prev,
-            "hash": hash_,
-        }
+        event = _stored_event(
+            alias,
+            position,
+            stream_id,
+            version,
+            type_,
+            schema_version,
+            data,
+            recorded_at,
+            prev,
+            hash_,
+        )
         if upcast_events and (type_, schema_version) in UPCASTERS:
             # Keep the stored shape: the hash chain is over it, not over the upcast one.
             event._stored = (schema_version, data)  # type: ignore[attr-defined]

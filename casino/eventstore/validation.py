@@ -13,25 +13,22 @@ def check_json_native(value: Any, event_type: str) -> None:
     """
     kind = type(value)
     if kind is dict:
-        for key, item in value.items():
+        for key in value:
             if type(key) is not str or not key.isascii() or "\x00" in key:
                 _check_key(key, event_type)
-            kind = type(item)
-            if kind is int or kind is bool or item is None:
-                continue
-            if kind is str and item.isascii() and "\x00" not in item:
-                continue
-            check_json_native(item, event_type)
+        items = value.values()
     elif kind is list:
-        for item in value:
-            kind = type(item)
-            if kind is int or kind is bool or item is None:
-                continue
-            if kind is str and item.isascii() and "\x00" not in item:
-                continue
-            check_json_native(item, event_type)
+        items = value
     else:
         _check_value(value, event_type)
+        return
+    for item in items:
+        kind = type(item)
+        if kind is int or kind is bool or item is None:
+            continue
+        if kind is str and item.isascii() and "\x00" not in item:
+            continue
+        check_json_native(item, event_type)
 
 
 def _check_key(key: Any, event_type: str) -> None:
