@@ -3,22 +3,21 @@
 Django's own `ASGIHandler` builds the middleware chain in async mode. Every middleware that
 is written as a synchronous `MiddlewareMixin` (all of Django's, WhiteNoise's) then runs its
 `process_request` and `process_response` through `sync_to_async`, and a sync-only one in the
-middle turns the chain back with `async_to_sync`: about fifteen hand-offs between the event
-loop and a worker thread per request, for middleware that never awaits anything. Measured
-under the API bench (docs/performance.md), that was over a third of a bare request's CPU.
+middle turns the chain back with `async_to_sync`: sixteen hand-offs between the event loop
+and a worker thread per request, for middleware that never awaits anything. Measured under
+the API bench (docs/performance.md), that was over a third of a bare request's server CPU.
 
 This handler builds the chain in sync mode, as WSGI would, and awaits it once through
-`sync_to_async(thread_sensitive=True)`. The request still gets its own thread from the
-`ThreadSensitiveContext` that `ASGIHandler.__call__` opens, so the view, its database
-connection and the `request_finished` signal that releases that connection after the
-response is sent all stay on the one thread, as before. Async views still work: the sync
-chain calls them through `async_to_sync`.
+`sync_to_async(thread_sensitive=True)`: three hand-offs a request (the `request_started`
+signal, the chain with the view, `response.close`). Async views still work: the sync chain
+calls them through `async_to_sync`.
 
-It also lends each request its thread from a pool of idle single-thread executors instead of
-starting (and joining) a new thread per request, through asgiref's
-`ThreadSensitiveContext(executor=...)`: the request still has the thread to itself from its
-first sync call to its last (the `request_finished` signal that closes its database
-connection included), and the thread serves a later request only after that.
+Each request runs in a `ThreadSensitiveContext`, as in Django's handler, so its sync work
+(the view, its database connection, the `request_finished` signal that releases that
+connection after the response is sent) stays on one thread. Django's context starts (and
+joins) a new thread per request; this one lends the request an idle single-thread executor
+from a pool (asgiref's `ThreadSensitiveContext(executor=...)`), which serves a later request
+only after this one has finished.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
-"""Hot-path single-row reads as raw statements, each built once per shape.
+"""Hot-path single-row reads and inserts as raw statements, each built once per shape.
 
 The ORM compiles every query anew: about 0.2-0.4 ms of CPU per statement here, a tenth of a
-game request's server time (docs/performance.md, API). These helpers build the SELECT for a
-model's concrete columns once, keep it, and read through `Model.objects.raw`, so the rows
-still come back as model instances with the backend's converters applied (JSON, datetimes).
+game request's server time (docs/performance.md, API). `first` builds the SELECT of a
+model's concrete columns once, keeps it, and reads through `Model.objects.raw`, so rows still
+come back as model instances with the backend's converters applied (JSON, datetimes);
+`insert` writes new rows with each field's own preparation, as `save()` does.
 """
 
 from __future__ import annotations
