@@ -12,48 +12,22 @@ This handler builds the chain in sync mode, as WSGI would, and awaits it once th
 signal, the chain with the view, `response.close`). Async views still work: the sync chain
 calls them through `async_to_sync`.
 
-Each request runs in a `ThreadSensitiveContext`, as in Django's handler, so its sync work
-(the view, its database connection, the `request_finished` signal that releases that
-connection after the response is sent) stays on one thread. Django's context starts (and
-joins) a new thread per request; this one lends the request an idle single-thread executor
-from a pool (asgiref's `ThreadSensitiveContext(executor=...)`), which serves a later request
-only after this one has finished.
+Each request still runs in the `ThreadSensitiveContext` that `ASGIHandler.__call__` opens,
+so its sync work (the view, its database connection, the `request_finished` signal that
+releases that connection after the response is sent) stays on one thread of its own. Lending
+requests threads from a pool of idle ones instead (asgiref's `ThreadSensitiveContext(
+executor=...)`) was tried and dropped: it saved the thread start but tripled the game
+requests' p99 under the API bench (0.86 s -> 2.4 s, docs/performance.md).
 """
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any
-
-from asgiref.sync import ThreadSensitiveContext, sync_to_async
+from asgiref.sync import sync_to_async
 from django.core.handlers.asgi import ASGIHandler
-
-IDLE_THREADS_KEPT = 64  # idle request threads kept for reuse; more are let go after a burst
 
 
 class OneHopASGIHandler(ASGIHandler):
     """`ASGIHandler` whose middleware chain runs synchronously inside one thread hop."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._idle: list[ThreadPoolExecutor] = []  # touched on the event loop's thread only
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
-        executor = (
-            self._idle.pop()
-            if self._idle
-            else ThreadPoolExecutor(max_workers=1, thread_name_prefix="request")
-        )
-        try:
-            async with ThreadSensitiveContext(executor=executor):
-                await self.handle(scope, receive, send)
-        finally:
-            if len(self._idle) < IDLE_THREADS_KEPT:
-                self._idle.append(executor)
-            else:
-                executor.shutdown(wait=False)
 
     def load_middleware(self, is_async: bool = False) -> None:
         super().load_middleware(is_async=False)
