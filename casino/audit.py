@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 from django.db import connections
 
 from casino.eventstore.models import StoredEvent, format_recorded_at
+from casino.eventstore.rows import decode_json_page
 from casino.models import Round, RoundStatus
 from casino.roundmoney import recorded_nets_many, round_legs_problems
 from fairness.canonical import canonical_json
@@ -92,14 +93,6 @@ class Proof(NamedTuple):
     key_id: str
 
 
-class _FloatFound(ValueError):
-    pass
-
-
-def _refuse_float(text: str) -> Any:
-    raise _FloatFound(text)
-
-
 def _proofs_read(round_ids: Sequence[str]) -> tuple[dict[str, Proof], bool]:
     """The chunk's proofs (receipts decoded in one call), and whether no receipt holds a float.
 
@@ -120,13 +113,7 @@ def _proofs_read(round_ids: Sequence[str]) -> tuple[dict[str, Proof], bool]:
         )
         rows = cursor.fetchall()
     texts = [row[1] if isinstance(row[1], str) else json.dumps(row[1]) for row in rows]
-    page = "[" + ",".join(texts) + "]"
-    float_free = True
-    try:
-        receipts = json.loads(page, parse_float=_refuse_float, parse_constant=_refuse_float)
-    except _FloatFound:
-        float_free = False
-        receipts = json.loads(page)
+    receipts, float_free = decode_json_page(texts)
     proofs = {
         round_id: Proof(receipt, signature, key)
         for (round_id, _, signature, key), receipt in zip(rows, receipts, strict=True)

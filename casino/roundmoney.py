@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from typing import Final
 
-from django.db.models import Sum
+from django.db import connections
 
 from casino.engine.events import (
     BetPlaced,
@@ -27,11 +28,11 @@ from casino.engine.events import (
     RoundSettled,
     RoundVoided,
 )
-from casino.engine.money import FEES, HOUSE, ROUND, ledger_legs
+from casino.engine.money import FEES, HOUSE, NO_MONEY_EVENTS, ROUND, ledger_legs
 from casino.engine.rules import DUEL
 from casino.engine.state import RoundState
 from casino.eventstore.models import StoredEvent
-from ledger.models import AccountType, Posting
+from ledger.models import Account, AccountType, JournalEntry, Posting
 from ledger.rounds import (
     round_escrow_open,
     round_reference,
@@ -94,6 +95,8 @@ def expected_nets(events: Iterable[Event]) -> dict[str, int]:
     """Net micro-USDC per abstract account ("player:<id>", round, house, fees) the events imply."""
     nets: dict[str, int] = defaultdict(int)
     for event in events:
+        if type(event) in NO_MONEY_EVENTS:  # ledger_legs gives [] for these
+            continue
         for leg in ledger_legs(event):
             nets[leg.source] -= leg.amount
             nets[leg.destination] += leg.amount
@@ -109,18 +112,40 @@ def _abstract_account(account_type: str, owner_id: int | None) -> str:
     }.get(AccountType(account_type), ROUND)
 
 
+# _abstract_account of each account type that is not a player's (one dict lookup a row).
+_ABSTRACT: Final = {
+    str(t): _abstract_account(t, None)
+    for t in AccountType
+    if t not in (AccountType.PLAYER_AVAILABLE, AccountType.RECEIVABLE)
+}
+
+
 def recorded_nets_many(round_ids: Sequence[str]) -> dict[str, dict[str, int]]:
     """Per round: the net micro-USDC per abstract account of its ledger postings (one query)."""
     references = {round_reference(round_id): round_id for round_id in round_ids}
-    rows = (
-        Posting.objects.filter(entry__reference__in=list(references))
-        .values("entry__reference", "account__type", "account__owner_id")
-        .annotate(net=Sum("amount"))
-    )
     nets: dict[str, dict[str, int]] = {round_id: defaultdict(int) for round_id in round_ids}
-    for row in rows:
-        account = _abstract_account(row["account__type"], row["account__owner_id"])
-        nets[references[row["entry__reference"]]][account] += row["net"]
+    if references:
+        # What Posting.objects.filter(entry__reference__in=...).values("entry__reference",
+        # "account__type", "account__owner_id").annotate(net=Sum("amount")) runs, as one raw
+        # statement (no queryset to compile, plain rows).
+        connection = connections[Posting.objects.db]
+        marks = ", ".join(["%s"] * len(references))
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT e.reference, a.type, a.owner_id, SUM(p.amount) "
+                f"FROM {Posting._meta.db_table} p "
+                f"INNER JOIN {JournalEntry._meta.db_table} e ON p.entry_id = e.id "
+                f"INNER JOIN {Account._meta.db_table} a ON p.account_id = a.id "
+                f"WHERE e.reference IN ({marks}) GROUP BY 1, 2, 3",
+                list(references),
+            )
+            rows = cursor.fetchall()
+        abstract = _ABSTRACT
+        for reference, account_type, owner_id, net in rows:
+            account = abstract.get(account_type)
+            if account is None:  # a player's account (or a type the ledger does not know)
+                account = _abstract_account(account_type, owner_id)
+            nets[references[reference]][account] += int(net)
     return {
         round_id: {account: net for account, net in per_round.items() if net}
         for round_id, per_round in nets.items()

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from casino.engine.events import (
+    EVENT_TYPES,
     BetPlaced,
     Event,
     HandDoubled,
@@ -48,10 +49,19 @@ def _add(legs: list[Leg], source: str, destination: str, amount: int, reason: st
         legs.append(Leg(destination, source, -amount, reason))
 
 
+_STAKES: Final = (BetPlaced, HandDoubled, HandSplit, InsuranceTaken)
+# The event classes that move money (ledger_legs tests for these), and every other event
+# class (no instance of one is an instance of these: ledger_legs gives [] for it).
+MONEY_EVENTS: Final = frozenset({*_STAKES, RoundSettled, RoundVoided})
+NO_MONEY_EVENTS: Final = frozenset(
+    cls for cls in EVENT_TYPES.values() if not issubclass(cls, tuple(MONEY_EVENTS))
+)
+
+
 def ledger_legs(event: Event) -> list[Leg]:
     """The money `event` moves (empty for events that move none)."""
     legs: list[Leg] = []
-    if isinstance(event, BetPlaced | HandDoubled | HandSplit | InsuranceTaken):
+    if isinstance(event, _STAKES):
         _add(legs, player_account(event.player_id), ROUND, event.amount, "stake")
     elif isinstance(event, RoundSettled):
         staked = 0

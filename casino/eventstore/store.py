@@ -39,6 +39,7 @@ from casino.eventstore.rows import (
     TX_SHIFT,
     appended_events,
     build_events,
+    decode_json_page,
     recorded_at_from_db,
     select_sql,
     watermark_sql,
@@ -177,14 +178,6 @@ def load_many(
     return streams
 
 
-class _FloatFound(ValueError):
-    """A stored event's JSON holds a float (never appended by `append`: see check_json_native)."""
-
-
-def _refuse_float(text: str) -> Any:
-    raise _FloatFound(text)
-
-
 @dataclass(slots=True)
 class BundleRead:
     """Streams read straight into the verifier's shape (see `load_bundle_events`)."""
@@ -254,18 +247,20 @@ def load_bundle_events(stream_ids: Iterable[str], *, using: str = DEFAULT_DB_ALI
             texts = [row[4] for row in rows]
             if not all(isinstance(text, str) for text in texts):  # a driver that decodes JSON
                 texts = [t if isinstance(t, str) else json.dumps(t) for t in texts]
-            page = "[" + ",".join(texts) + "]"
-            try:
-                datas = json.loads(page, parse_float=_refuse_float, parse_constant=_refuse_float)
-            except _FloatFound:
-                float_free = False
-                datas = json.loads(page)
+            datas, page_float_free = decode_json_page(texts)
+            float_free = float_free and page_float_free
+            # Rows come stream by stream: each stream's two lists are looked up once.
+            stream = None
+            out: list[dict[str, Any]] = []
+            upcast_out: list[dict[str, Any]] = []
             for (stream_id, version, type_, schema_version, _, at, prev, hash_), data in zip(
                 rows, datas, strict=True
             ):
+                if stream_id != stream:
+                    stream, out, upcast_out = stream_id, events[stream_id], current[stream_id]
                 if (text := times.get(at)) is None:
                     text = times[at] = _recorded_at_text(at)
-                events[stream_id].append(
+                out.append(
                     {
                         "stream": stream_id,
                         "version": version,
@@ -277,9 +272,9 @@ def load_bundle_events(stream_ids: Iterable[str], *, using: str = DEFAULT_DB_ALI
                         "hash": hash_,
                     }
                 )
-                if (type_, schema_version) in UPCASTERS:
+                if UPCASTERS and (type_, schema_version) in UPCASTERS:
                     data = upcast(type_, schema_version, copy.deepcopy(data))[1]
-                current[stream_id].append(data)
+                upcast_out.append(data)
     return BundleRead(events, current, float_free)
 
 
