@@ -2,8 +2,10 @@
 
 The ORM compiles every query anew: about 0.2-0.4 ms of CPU per statement here, a tenth of a
 game request's server time (docs/performance.md, API). `first` builds the SELECT of a
-model's concrete columns once, keeps it, and reads through `Model.objects.raw`, so rows still
-come back as model instances with the backend's converters applied (JSON, datetimes);
+model's concrete columns once, keeps it with the columns' converters (the backend's and each
+field's, as the ORM's compiler finds them: JSON, datetimes), and turns the row into a model
+instance with `Model.from_db`, as the ORM does (`Model.objects.raw` re-resolved the columns
+and their converters on every call: a fifth of a game request's CPU went to reading rows);
 `insert` writes new rows with each field's own preparation, as `save()` does.
 """
 
@@ -12,12 +14,33 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Model
 
 M = TypeVar("M", bound=Model)
 
 _SQL: dict[tuple[type[Model], str, str, bool, str], str] = {}
+# Per model and backend: the concrete fields' attnames, and (index, converters, column) for
+# every column that has converters.
+_READERS: dict[tuple[type[Model], str], tuple[list[str], list[tuple[int, list[Any], Any]]]] = {}
+
+
+def _reader(
+    model: type[Model], db: BaseDatabaseWrapper
+) -> tuple[list[str], list[tuple[int, list[Any], Any]]]:
+    key = (model, db.vendor)
+    found = _READERS.get(key)
+    if found is None:
+        fields = model._meta.concrete_fields
+        converting = []
+        for i, field in enumerate(fields):
+            column = field.get_col(model._meta.db_table)
+            converters = db.ops.get_db_converters(column) + column.get_db_converters(db)
+            if converters:
+                converting.append((i, converters, column))
+        found = _READERS[key] = ([f.attname for f in fields], converting)
+    return found
 
 
 def select_one_sql(
@@ -52,10 +75,37 @@ def first(
     lock: bool = False,
 ) -> M | None:
     """The first `model` row matching `where` (see `select_one_sql`), or None."""
-    sql = select_one_sql(model, where, order_by=order_by, lock=lock)
-    for row in model._default_manager.raw(sql, list(params)):
-        return row
-    return None
+    return instance(
+        model, fetch_one(select_one_sql(model, where, order_by=order_by, lock=lock), params)
+    )
+
+
+def fetch_one(
+    sql: str, params: Sequence[Any], *, using: str = DEFAULT_DB_ALIAS
+) -> tuple[Any, ...] | None:
+    """The first row of a raw statement on database `using`, or None."""
+    with connections[using].cursor() as cursor:
+        cursor.execute(sql, params)
+        row: tuple[Any, ...] | None = cursor.fetchone()
+    return row
+
+
+def instance(
+    model: type[M], row: Sequence[Any] | None, *, using: str = DEFAULT_DB_ALIAS
+) -> M | None:
+    """The `model` instance of a row (from database `using`) that starts with its concrete
+    columns in field order (None for None), converted as the ORM converts them."""
+    if row is None:
+        return None
+    db = connections[using]
+    attnames, converting = _reader(model, db)
+    values = list(row[: len(attnames)])
+    for i, converters, column in converting:
+        value = values[i]
+        for convert in converters:
+            value = convert(value, column, db)
+        values[i] = value
+    return model.from_db(using, attnames, values)
 
 
 _INSERTS: dict[tuple[type[Model], tuple[str, ...], int, str], str] = {}

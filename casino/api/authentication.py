@@ -14,6 +14,8 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication as drf_authentication
 from rest_framework import exceptions
 
+from casino import rawsql
+
 if TYPE_CHECKING:
     from rest_framework.authtoken.models import Token
 
@@ -55,11 +57,11 @@ class TokenAuthentication(drf_authentication.TokenAuthentication):
         model: Any = self.get_model()  # rest_framework.authtoken's Token (imported once apps load)
         db = router.db_for_read(model)
         sql, expression, converters = _token_sql(db)
-        found = list(get_user_model().objects.db_manager(db).raw(sql, [key]))
-        if not found:
+        row = rawsql.fetch_one(sql, [key], using=db)
+        if row is None:
             raise exceptions.AuthenticationFailed(_("Invalid token."))
-        user = found[0]
-        created = user.__dict__.pop("_token_created")
+        user: Any = rawsql.instance(get_user_model(), row, using=db)
+        created = row[-1]
         for convert in converters:
             created = convert(created, expression, connections[db])
         token = model.from_db(db, ["key", "user_id", "created"], [key, user.pk, created])

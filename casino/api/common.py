@@ -99,9 +99,11 @@ def round_for_player(request: Request, round_id: str, *, staff_may_read: bool = 
     if staff_may_read and request.user.is_staff:
         return round_get(round_id)
     if ROUND_ID_RE.fullmatch(round_id):  # one query on the hot path: the round, if a seat's
-        found = list(Round.objects.raw(_played_sql(), [round_id, user_pk(request)]))
-        if found:
-            return found[0]
+        found = rawsql.instance(
+            Round, rawsql.fetch_one(_played_sql(), [round_id, user_pk(request)])
+        )
+        if found is not None:
+            return found
     round_get(round_id)  # 404 if there is no such round
     raise ApplicationError(
         "You do not play in this round.", code="not_a_participant", status_code=403
