@@ -141,13 +141,16 @@ def test_recorded_nets_equal_the_orm_query_and_a_changed_posting_is_reported() -
     assert all(nets[i] for i in ids)
     assert recorded_nets_many([]) == {}
 
-    posting = Posting.objects.filter(entry__reference=round_reference(ids[0])).first()
-    assert posting is not None
+    # 10,000 micro-USDC moved between two postings of one entry (the entry stays balanced).
+    postings = list(Posting.objects.filter(entry__reference=round_reference(ids[0])))
+    first = postings[0]
+    other = next(p for p in postings if p.entry_id == first.entry_id and p.pk != first.pk)
     with triggers_suspended(connection), connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {Posting._meta.db_table} SET amount = amount + 10000 WHERE id = %s",
-            [posting.pk],
-        )
+        for pk, delta in ((first.pk, 10000), (other.pk, -10000)):
+            cursor.execute(
+                f"UPDATE {Posting._meta.db_table} SET amount = amount + %s WHERE id = %s",
+                [delta, pk],
+            )
     assert recorded_nets_many(ids) == orm_nets(ids)
     out = io.StringIO()
     with pytest.raises(SystemExit):
