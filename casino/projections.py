@@ -181,8 +181,7 @@ def _update_round(round_id: str, changed: dict[str, Any]) -> None:
     params = [
         f.get_db_prep_save(changed[n], connection) for n, f in zip(names, fields, strict=True)
     ]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, round_id])
+    rawsql.execute(sql, [*params, round_id])
 
 
 def _update_seat(round_id: str, seat: int, stake: int, gross: int) -> None:
@@ -196,8 +195,7 @@ def _update_seat(round_id: str, seat: int, stake: int, gross: int) -> None:
             f"WHERE {qn(cast(Any, meta.get_field('round')).column)} = %s AND {qn('seat')} = %s "
             f"AND NOT ({stake_c} = %s AND {gross_c} = %s)"
         )
-    with connection.cursor() as cursor:
-        cursor.execute(_SEAT_UPDATE[0], [stake, gross, round_id, seat, stake, gross])
+    rawsql.execute(_SEAT_UPDATE[0], [stake, gross, round_id, seat, stake, gross])
 
 
 PROJECTED_FIELDS = (

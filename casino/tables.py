@@ -171,22 +171,19 @@ def _seated(table: Table, user: AbstractBaseUser) -> Seat:
 def _last_bet_set(user_id: int, last_bet: list[int]) -> int:
     """The player's last bet (REBET's amounts): one raw UPDATE; the rows it changed."""
     field = PlayerPreferences._meta.get_field("last_bet")
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {PlayerPreferences._meta.db_table} SET last_bet = %s WHERE user_id = %s",
-            [field.get_db_prep_save(last_bet, connection), user_id],
-        )
-        return int(cursor.rowcount)
+    return rawsql.execute(
+        f"UPDATE {PlayerPreferences._meta.db_table} SET last_bet = %s WHERE user_id = %s",
+        [field.get_db_prep_save(last_bet, connection), user_id],
+    )
 
 
 def _seated_ids(table_id: int) -> list[int]:
     """The user ids seated at the table, in seat order (one raw statement)."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT user_id FROM {Seat._meta.db_table} WHERE table_id = %s ORDER BY position",
-            [table_id],
-        )
-        return [int(row[0]) for row in cursor.fetchall()]
+    return rawsql.query(
+        f"SELECT user_id FROM {Seat._meta.db_table} WHERE table_id = %s ORDER BY position",
+        [table_id],
+        lambda cursor: [int(row[0]) for row in cursor.fetchall()],
+    )
 
 
 def open_round_at(table: Table) -> Round | None:

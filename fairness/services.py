@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models.signals import post_migrate
 from django.utils import timezone
 
@@ -239,10 +239,9 @@ def _chain(chain_id: str | int, *, lock: bool = False) -> SeedChain:
 
 def _chain_set(pk: int, column: str, value: int) -> None:
     """One counter of a locked chain row (next_index, revealed_index): one raw UPDATE."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {SeedChain._meta.db_table} SET {column} = %s WHERE id = %s", [value, pk]
-        )
+    rawsql.execute(
+        f"UPDATE {SeedChain._meta.db_table} SET {column} = %s WHERE id = %s", [value, pk]
+    )
 
 
 def _require_transaction() -> None:

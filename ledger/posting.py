@@ -17,10 +17,10 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
+from casino import rawsql
 from casino.errors import ApplicationError
 from ledger.models import (
     NEGATIVE_CAPABLE_TYPES,
-    AccountBalance,
     AccountType,
     JournalEntry,
 )
@@ -99,12 +99,14 @@ def _lock_query(keys: list[str]) -> dict[str, LockedAccount]:
         "b.state FROM ledger_accountbalance b JOIN ledger_account a ON a.id = b.account_id "
         f"WHERE a.key IN ({placeholders}) ORDER BY b.account_id{lock}"
     )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, keys)
-        return {
-            row[0]: LockedAccount(row[0], row[1], row[2], row[3], bool(row[4]), row[5], row[6])
-            for row in cursor.fetchall()
-        }
+    return rawsql.query(sql, keys, _locked_rows)
+
+
+def _locked_rows(cursor: Any) -> dict[str, LockedAccount]:
+    return {
+        row[0]: LockedAccount(row[0], row[1], row[2], row[3], bool(row[4]), row[5], row[6])
+        for row in cursor.fetchall()
+    }
 
 
 def _create_accounts(specs: Iterable[AccountSpec]) -> None:
@@ -149,18 +151,18 @@ def lock_accounts(specs: Iterable[AccountSpec]) -> dict[str, LockedAccount]:
 
 def escrow_state_set(row: LockedAccount, state: str) -> None:
     """Move a locked round escrow to `state` (settled, voided)."""
-    AccountBalance.objects.filter(pk=row.account_id).update(state=state)
+    rawsql.execute(
+        "UPDATE ledger_accountbalance SET state = %s WHERE account_id = %s", [state, row.account_id]
+    )
     row.state = state
 
 
 def find_entry(idempotency_key: str, entry_fingerprint: str) -> JournalEntry | None:
     """The entry already posted under this key, or None; another fingerprint is a 422."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT id, fingerprint FROM ledger_journalentry WHERE idempotency_key = %s",
-            [idempotency_key],
-        )
-        found = cursor.fetchone()
+    found = rawsql.fetch_one(
+        "SELECT id, fingerprint FROM ledger_journalentry WHERE idempotency_key = %s",
+        [idempotency_key],
+    )
     if found is None:
         return None
     if found[1] != entry_fingerprint:
@@ -213,9 +215,7 @@ def _write_postgres(entry_row: list[Any], lines: list[tuple[int, int]]) -> int |
         "FROM e, lines l WHERE b.account_id = l.account_id) "
         "SELECT id FROM e"
     )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [*entry_row, *(v for line in lines for v in line)])
-        found = cursor.fetchone()
+    found = rawsql.fetch_one(sql, [*entry_row, *(v for line in lines for v in line)])
     return None if found is None else int(found[0])
 
 
@@ -355,9 +355,7 @@ def transfer_fast(
     params += [v for key in keys for v in (key, legs[key])]
     params += [len(keys), open_escrow_key or ""]
     params += [str(kind), reference, idempotency_key, entry_fingerprint, created_at]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        found = cursor.fetchone()
+    found = rawsql.fetch_one(sql, params)
     if found is None:
         return None
     entry = JournalEntry(

@@ -39,6 +39,7 @@ from drf_spectacular.utils import OpenApiParameter
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from casino import rawsql
 from casino.errors import ApplicationError, ConflictError, error_body
 from casino.services import HookExit, RoundResult
 from ledger import posting
@@ -122,9 +123,7 @@ class Claim:
 
     def lookup(self) -> None:
         """Outside a transaction: raise `Replay` (or the 422) if the key is answered already."""
-        with connection.cursor() as cursor:
-            cursor.execute(_FIND_SQL, [self.scoped])
-            found = cursor.fetchone()
+        found = rawsql.fetch_one(_FIND_SQL, [self.scoped])
         if found is not None:
             raise self._replay(found)
 
@@ -142,14 +141,11 @@ class Claim:
             "{}",
             created,
         ]
-        with connection.cursor() as cursor:
-            cursor.execute(_sql(_CLAIM_SQL), params)
-            row = cursor.fetchone()
-            if row is not None:
-                self.record_id = int(row[0])
-                return
-            cursor.execute(_FIND_SQL, [self.scoped])  # committed: the insert waited for it
-            found = cursor.fetchone()
+        row = rawsql.fetch_one(_sql(_CLAIM_SQL), params)
+        if row is not None:
+            self.record_id = int(row[0])
+            return
+        found = rawsql.fetch_one(_FIND_SQL, [self.scoped])  # committed: the insert waited for it
         if found is None:  # pruned between the two statements: a retry claims it afresh
             raise ConflictError(
                 "A request with this Idempotency-Key just finished; retry it.",
@@ -164,8 +160,7 @@ class Claim:
     def refuse(self, error: ApplicationError) -> None:
         assert self.record_id is not None
         if error.status_code == 409 or error.status_code >= 500:  # frees the key
-            with connection.cursor() as cursor:
-                cursor.execute(_FORGET_SQL, [self.record_id])
+            rawsql.execute(_FORGET_SQL, [self.record_id])
             self.stored = True
             return
         self.store(error.status_code, error_body(error.code, error.message, error.extra))
@@ -175,8 +170,7 @@ class Claim:
     def store(self, status: int, body: dict[str, Any]) -> None:
         """Inside the transaction that began with `begin`: the answer commits with the work."""
         assert self.record_id is not None, "store() needs begin() first, in this transaction"
-        with connection.cursor() as cursor:
-            cursor.execute(_sql(_STORE_SQL), [status, _json(body), self.record_id])
+        rawsql.execute(_sql(_STORE_SQL), [status, _json(body), self.record_id])
         self.stored = True
 
     def store_alone(self, status: int, body: dict[str, Any]) -> tuple[int, dict[str, Any], bool]:

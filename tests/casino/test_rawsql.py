@@ -79,3 +79,37 @@ def test_insert_many_rows_in_one_statement() -> None:
         (alice.pk, 0, 5, 0),
         (bob.pk, 1, 7, 14),
     ]
+
+
+def test_statements_run_on_one_kept_cursor_unless_queries_are_logged() -> None:
+    from django.test.utils import CaptureQueriesContext
+
+    from django.db import connections
+
+    db = connections["default"]  # the wrapper itself (`connection` is a proxy to it)
+    db.ensure_connection()
+    db.__dict__.pop("_rawsql_cursor", None)
+    assert rawsql.fetch_one("SELECT %s, %s", [7, "seven"]) == (7, "seven")
+    kept = db.__dict__["_rawsql_cursor"]
+    assert rawsql.query("SELECT %s", [8], lambda cursor: cursor.fetchall()) == [(8,)]
+    assert db.__dict__["_rawsql_cursor"] is kept  # reused, not created per statement
+    with CaptureQueriesContext(connection) as queries:
+        assert rawsql.fetch_one("SELECT %s", [9]) == (9,)
+    assert [q["sql"] for q in queries.captured_queries] == ["SELECT 9"]  # logged: Django's cursor
+
+
+def test_the_kept_cursor_raises_djangos_errors_and_respects_a_broken_transaction() -> None:
+    from django.db import IntegrityError, transaction
+    from django.db.transaction import TransactionManagementError
+
+    from casino.models import Table
+
+    table = make_table("classic")
+    connection.ensure_connection()
+    sql = f"INSERT INTO {Table._meta.db_table} (id, name) VALUES (%s, %s)"
+    with pytest.raises(IntegrityError), transaction.atomic():  # Django's class, not the driver's
+        rawsql.execute(sql, [table.pk, "duplicate id"])
+    with transaction.atomic():
+        transaction.set_rollback(True)
+        with pytest.raises(TransactionManagementError):
+            rawsql.fetch_one("SELECT 1", [])
