@@ -163,11 +163,13 @@ def instance(
     return model.from_db(using, attnames, values)
 
 
-_INSERTS: dict[tuple[type[Model], tuple[str, ...], int, str], str] = {}
+_INSERTS: dict[tuple[type[Model], tuple[str, ...], int, str, bool], str] = {}
 
 
-def _insert_sql(model: type[Model], fields: Sequence[Any], rows: int, returning: str) -> str:
-    key = (model, tuple(f.attname for f in fields), rows, returning)
+def _insert_sql(
+    model: type[Model], fields: Sequence[Any], rows: int, returning: str, ignore_conflicts: bool
+) -> str:
+    key = (model, tuple(f.attname for f in fields), rows, returning, ignore_conflicts)
     sql = _INSERTS.get(key)
     if sql is None:
         qn = connection.ops.quote_name
@@ -175,6 +177,8 @@ def _insert_sql(model: type[Model], fields: Sequence[Any], rows: int, returning:
         marks = "(" + ", ".join(["%s"] * len(fields)) + ")"
         sql = f"INSERT INTO {qn(model._meta.db_table)} ({columns}) VALUES "
         sql += ", ".join([marks] * rows)
+        if ignore_conflicts:
+            sql += " ON CONFLICT DO NOTHING"
         if returning:
             sql += f" RETURNING {qn(returning)}"
         _INSERTS[key] = sql
@@ -189,13 +193,15 @@ def _returned(cursor: Any) -> Any:
     return cursor.fetchone()[0]
 
 
-def insert(objs: Sequence[Model]) -> None:
+def insert(objs: Sequence[Model], *, ignore_conflicts: bool = False) -> None:
     """INSERT new rows of one model as `save()` would (each field's `pre_save` for a new row,
     so auto_now_add is filled, then `get_db_prep_save`), in one raw statement.
 
     A single object whose primary key is unset gets the one the database assigned. Several
     objects must all carry their primary key or none (then their keys stay unknown: use it
-    where nothing reads them, as for a new round's seats).
+    where nothing reads them, as for a new round's seats). `ignore_conflicts`: a row that
+    would violate a unique constraint is skipped (ON CONFLICT DO NOTHING, as `bulk_create`'s
+    `ignore_conflicts`); only for rows whose keys nothing reads.
     """
     if not objs:
         return
@@ -204,11 +210,16 @@ def insert(objs: Sequence[Model]) -> None:
     pk_missing = objs[0].pk is None
     fields = [f for f in meta.concrete_fields if not (f.primary_key and pk_missing)]
     returning = ""
-    if pk_missing and len(objs) == 1 and connection.features.can_return_columns_from_insert:
+    if (
+        pk_missing
+        and len(objs) == 1
+        and not ignore_conflicts
+        and connection.features.can_return_columns_from_insert
+    ):
         returning = meta.pk.column
     params = [f.get_db_prep_save(f.pre_save(obj, True), connection) for obj in objs for f in fields]
-    sql = _insert_sql(model, fields, len(objs), returning)
-    if pk_missing and len(objs) == 1:
+    sql = _insert_sql(model, fields, len(objs), returning, ignore_conflicts)
+    if pk_missing and len(objs) == 1 and not ignore_conflicts:
         objs[0].pk = query(sql, params, _returned if returning else _lastrowid)
     else:
         execute(sql, params)

@@ -15,6 +15,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Count, Max, Q, Sum
 
+from casino import rawsql
 from casino.dashboard.models import PlayerProfile, StatsContribution
 from casino.engine.state import RoundState
 from casino.projections import player_money
@@ -50,7 +51,7 @@ def round_contribute(*, round_id: str, state: RoundState) -> None:
     """Make a finished round's contribution rows what its state implies (one query)."""
     rows = contributions(round_id, state)
     if rows:  # just settled: the round has no rows yet
-        StatsContribution.objects.bulk_create(rows, ignore_conflicts=True)
+        rawsql.insert(rows, ignore_conflicts=True)  # raw: bulk_create compiled it anew each time
     else:  # voided (possibly after settlement): its numbers come back out
         StatsContribution.objects.filter(round_id=round_id).delete()
 

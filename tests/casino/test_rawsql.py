@@ -113,3 +113,16 @@ def test_the_kept_cursor_raises_djangos_errors_and_respects_a_broken_transaction
         transaction.set_rollback(True)
         with pytest.raises(TransactionManagementError):
             rawsql.fetch_one("SELECT 1", [])
+
+
+def test_insert_can_skip_rows_that_conflict() -> None:
+    from casino.models import RoundPlayer
+
+    alice = make_player("alice")
+    table = make_table("classic")
+    opened = services.round_open(table=table, players=[alice])
+    again = RoundPlayer(
+        round_id=opened.round.id, user_id=alice.pk, seat=0, stake=99, gross_return=0
+    )
+    rawsql.insert([again], ignore_conflicts=True)  # the open wrote this seat: skipped, no error
+    assert list(RoundPlayer.objects.filter(round_id=opened.round.id).values_list("stake")) == [(0,)]
