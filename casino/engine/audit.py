@@ -11,7 +11,7 @@ Whether each card is the fair shoe's card is fairness/verify.py's job (fairness-
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
 from casino.engine.commands import (
     Command,
@@ -84,7 +84,7 @@ def _bets(events: Sequence[Event], i: int, e: BetPlaced) -> PlaceBet:
 
 def _voided(e: RoundVoided, state: RoundState | None) -> Command:
     no_bets = state is not None and state.phase == BETTING and e.reason == "no_bets"
-    return Timeout() if no_bets else VoidRound(e.reason, e.evidence)
+    return _TIMEOUT if no_bets else VoidRound(e.reason, e.evidence)
 
 
 def _opening(e: RoundOpened) -> OpenRound:
@@ -94,18 +94,21 @@ def _opening(e: RoundOpened) -> OpenRound:
     )  # fmt: skip
 
 
+# Timeout has no fields: one (frozen) instance serves every timeout the record implies.
+_TIMEOUT: Final = Timeout()
+
 # event type -> the decision an event of that type stands for (BetPlaced and RoundVoided,
 # which need more than the event, are in `_command`)
 _COMMANDS: dict[type[Any], Callable[[Any], Command]] = {
     RoundOpened: _opening,
     InsuranceTaken: lambda e: TakeInsurance(e.player_id, e.box, e.amount),
-    InsuranceDeclined: lambda e: Timeout() if e.auto else DeclineInsurance(e.player_id, e.box),
+    InsuranceDeclined: lambda e: _TIMEOUT if e.auto else DeclineInsurance(e.player_id, e.box),
     EvenMoneyTaken: lambda e: TakeEvenMoney(e.player_id, e.box),
-    PlayerStood: lambda e: Timeout() if e.auto else Stand(e.player_id),
+    PlayerStood: lambda e: _TIMEOUT if e.auto else Stand(e.player_id),
     HandDoubled: lambda e: Double(e.player_id),
     HandSplit: lambda e: Split(e.player_id),
-    PlayerCardDealt: lambda e: Hit(e.player_id, confirm=True),
-    BettingClosed: lambda e: Timeout(),  # betting closed by its deadline, not by the last bet
+    PlayerCardDealt: lambda e: Hit(e.player_id, True),  # confirm=True
+    BettingClosed: lambda e: _TIMEOUT,  # betting closed by its deadline, not by the last bet
     ServerSeedRevealed: lambda e: RevealSeed(e.server_seed),
 }
 
@@ -156,21 +159,22 @@ _DECISIONS = frozenset(
 )  # fmt: skip
 
 
-def _time_guess(events: Sequence[Event], i: int, rules: RuleSet) -> int | None:
+def _time_guess(events: Sequence[Event], i: int, rules: RuleSet) -> tuple[int, int] | None:
     """The time of the decision at event i as the record implies it, if a timed event
-    follows before the next decision (a guess: `reenact` takes it only when it holds)."""
+    follows before the next decision (a guess: `reenact` takes it only when it holds), and
+    the index of that timed event (the first one at or after i)."""
     first: Any = events[i]
     kind = type(first)
     time_of = _TIME_OF.get(kind)
     if time_of is not None:
-        return time_of(first, rules)
+        return time_of(first, rules), i
     cards = 2 if kind is HandSplit else 1 if kind is HandDoubled else 0
     for j in range(i + 1, len(events)):
         e: Any = events[j]
         later = type(e)
         time_of = _TIME_OF.get(later)
         if time_of is not None:
-            return time_of(e, rules)
+            return time_of(e, rules), j
         if later in _DECISIONS:
             if later is BetPlaced and kind is BetPlaced and e.player_id == first.player_id:
                 continue  # one player's bets on several boxes are one decision
@@ -220,14 +224,14 @@ def _reenact(
         command = _command(events, i, state)
         if command is None:
             return [f"event {i + 1} ({events[i].type}) follows from no decision"]
-        if isinstance(command, Timeout) and state is not None and state.deadline_ms is not None:
+        if command is _TIMEOUT and state is not None and state.deadline_ms is not None:
             now = max(now, state.deadline_ms)
         # The one-step path: the command at the time the record's next timed event implies
         # (or at `now` when none follows). Taken only when it reproduces the record and its
         # own timed event implies that same time (or it has none and ran at `now`): exactly
         # where the two-step path below lands, which runs in every other case.
         guess = _time_guess(events, i, rules)
-        at = now if guess is None else guess
+        at = now if guess is None else guess[0]
         try:
             produced, after = step(state, command, at, shoe)
         except Exception:  # whatever the guess met, the two-step path below says it exactly
@@ -235,7 +239,13 @@ def _reenact(
         length = len(produced)
         recorded = events[i : i + length]
         if length and produced == recorded:
-            implied = _implied_now(produced, recorded, rules)
+            if guess is not None and guess[1] < i + length:
+                # The guess's timed event is among the events reproduced, and no timed event
+                # comes before it from i on: it is the one _implied_now would read (equal
+                # events have the same types), so the implied time is the guess itself.
+                implied: int | None = at
+            else:
+                implied = _implied_now(produced, recorded, rules)
             if implied == at or (implied is None and at == now):
                 now, state, i = at, after, i + length
                 boundaries[i] = state

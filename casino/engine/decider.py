@@ -272,7 +272,10 @@ def _place_bet(run: Run, command: PlaceBet) -> None:
 
 def _everyone_bet(s: RoundState) -> bool:
     bettors = {b.player_id for b in s.boxes}
-    return all(p.player_id in bettors for p in s.opened.participants)
+    for p in s.opened.participants:  # noqa: SIM110 - a plain loop: no generator for all()
+        if p.player_id not in bettors:
+            return False
+    return True
 
 
 def _close_and_deal(run: Run) -> None:

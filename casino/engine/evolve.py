@@ -95,6 +95,7 @@ _set_closed_deal = _setter(
 _set_hole_draw = _setter("dealer", "next_position", "revealed")
 _set_peek_turn = _setter("phase", "turn", "turn_hand", "deadline_ms", "dealer_blackjack")
 _set_duel_end = _setter("phase", "turn", "deadline_ms", "revealed", "settlement")
+_set_seed = _setter("server_seed")
 
 
 def _add_card(hand: Hand, card: str, position: int) -> Hand:
@@ -176,6 +177,11 @@ def _bet(s: RoundState, e: BetPlaced) -> RoundState:
     if not s.boxes:
         return _set_boxes(s, (box,))
     seat = {p.player_id: i for i, p in enumerate(s.opened.participants)}
+    last = s.boxes[-1]
+    if (seat[last.player_id], last.box) <= (seat[e.player_id], e.box):
+        # Seats bet in order: the boxes are already sorted, so the stable sort below would
+        # put the new box last (also on an equal key: the sort keeps the earlier box first).
+        return _set_boxes(s, (*s.boxes, box))
     boxes = sorted((*s.boxes, box), key=lambda b: (seat[b.player_id], b.box))
     return _set_boxes(s, tuple(boxes))
 
@@ -606,7 +612,7 @@ def _voided(s: RoundState, e: RoundVoided) -> RoundState:
 
 
 def _seed(s: RoundState, e: ServerSeedRevealed) -> RoundState:
-    return s._replace(server_seed=e.server_seed)
+    return _set_seed(s, e.server_seed)
 
 
 _HANDLERS: Final[dict[type[Any], Callable[[Any, Any], RoundState]]] = {
