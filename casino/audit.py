@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 
 from django.db import connections
 
+from casino.engine.audit import reenact_states
 from casino.eventstore.models import StoredEvent, format_recorded_at
 from casino.eventstore.rows import decode_json_page
 from casino.models import Round, RoundStatus
@@ -300,10 +301,6 @@ def _audit_one(
     recorded: dict[str, int],
     checks: Checks,
 ) -> RoundAudit:
-    from casino.engine.audit import reenact_states
-    from casino.eventstore.integrity import verify_stream
-    from casino.eventstore.store import load
-
     report = RoundAudit(round_id=round_id, status=status)
     if not events_read:
         report.problems.append("events: the round has no events")
@@ -327,6 +324,9 @@ def _audit_one(
             report.problems.append(refused)
         state = states[-1] if refused is None else None
         if state is None or not state.finished:
+            from casino.eventstore.integrity import verify_stream
+            from casino.eventstore.store import load
+
             report.problems.extend(
                 f"events: version {p.version} ({p.code}): {p.message}"
                 for p in verify_stream(load(round_id))

@@ -113,10 +113,9 @@ def _abstract_account(account_type: str, owner_id: int | None) -> str:
 
 
 # _abstract_account of each account type that is not a player's (one dict lookup a row).
+_PLAYER_TYPES: Final = frozenset({str(AccountType.PLAYER_AVAILABLE), str(AccountType.RECEIVABLE)})
 _ABSTRACT: Final = {
-    str(t): _abstract_account(t, None)
-    for t in AccountType
-    if t not in (AccountType.PLAYER_AVAILABLE, AccountType.RECEIVABLE)
+    str(t): _abstract_account(t, None) for t in AccountType if str(t) not in _PLAYER_TYPES
 }
 
 
@@ -143,8 +142,11 @@ def recorded_nets_many(round_ids: Sequence[str]) -> dict[str, dict[str, int]]:
         abstract = _ABSTRACT
         for reference, account_type, owner_id, net in rows:
             account = abstract.get(account_type)
-            if account is None:  # a player's account (or a type the ledger does not know)
-                account = _abstract_account(account_type, owner_id)
+            if account is None:
+                if account_type in _PLAYER_TYPES:
+                    account = f"player:{owner_id}"  # as _abstract_account gives it
+                else:  # a type the ledger does not know: _abstract_account's own error
+                    account = _abstract_account(account_type, owner_id)
             nets[references[reference]][account] += int(net)
     return {
         round_id: {account: net for account, net in per_round.items() if net}
