@@ -24,6 +24,7 @@ from casino.engine.events import (
     RoundSettled,
     RoundVoided,
 )
+from casino.engine.fastdata import fast_init
 
 ROUND: Final = "round"
 HOUSE: Final = "house"
@@ -34,6 +35,7 @@ def player_account(player_id: str) -> str:
     return f"player:{player_id}"
 
 
+@fast_init  # the frozen dataclass's __init__ without object.__setattr__ per field
 @dataclass(frozen=True, slots=True)
 class Leg:
     source: str
