@@ -65,11 +65,17 @@ def remove_publisher(publisher: Publisher) -> None:
 
 
 def _publish(round_id: str, state: RoundState, events: Sequence[StoredEvent]) -> None:
-    for publisher in list(_publishers):
-        try:
-            publisher(round_id, state, events)
-        except Exception:  # a failed push never undoes a committed round; clients resume
-            logger.exception("publishing round %s failed", round_id)
+    from casino import layersend
+
+    try:
+        with layersend.batched():  # every publisher's group sends go out together, in order
+            for publisher in list(_publishers):
+                try:
+                    publisher(round_id, state, events)
+                except Exception:  # a failed push never undoes a committed round
+                    logger.exception("publishing round %s failed", round_id)
+    except Exception:  # the batch's delivery failed: clients resume from the event store
+        logger.exception("publishing round %s failed", round_id)
 
 
 def _schedule_nudge(round_id: str, deadline_ms: int) -> None:

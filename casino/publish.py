@@ -16,10 +16,9 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
-from casino import notify
+from casino import layersend, notify
 from casino.engine.evolve import evolve
 from casino.engine.state import RoundState
 from casino.engine.views import Viewer, view
@@ -95,14 +94,9 @@ def publish_round(round_id: str, state: RoundState, events: Sequence[StoredEvent
                 {"type": "round.private", "meta": meta, "text": json.dumps(own)},
             )
         )
-    # One crossing into the event loop per command (each crossing costs a thread handoff),
-    # the group sends in order inside it: the table's first, then each player's.
-    async_to_sync(_send_all)(layer, sends)
-
-
-async def _send_all(layer: Any, sends: Sequence[tuple[str, dict[str, Any]]]) -> None:
-    for group, payload in sends:
-        await layer.group_send(group, payload)
+    # In order, the table's first, then each player's; with the command's other after-commit
+    # sends in one crossing into the event loop (casino.layersend).
+    layersend.send(sends)
 
 
 def round_messages(

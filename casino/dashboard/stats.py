@@ -15,7 +15,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Count, Max, Q, Sum
 
-from casino import rawsql
+from casino import layersend, rawsql
 from casino.dashboard.models import PlayerProfile, StatsContribution
 from casino.engine.state import RoundState
 from casino.projections import player_money
@@ -57,16 +57,11 @@ def round_contribute(*, round_id: str, state: RoundState) -> None:
 
 
 def announce(*, round_id: str, table_id: str) -> None:
-    """Tell the stats WebSocket group that the numbers moved (clients re-fetch the API)."""
-    from asgiref.sync import async_to_sync
-    from channels.layers import get_channel_layer
-
-    layer = get_channel_layer()
-    if layer is None:
-        return
+    """Tell the stats WebSocket group that the numbers moved (clients re-fetch the API); sent
+    with the round's own messages when the round service batches them (casino.layersend)."""
     message = {"type": "stats.changed", "round_id": round_id, "table_id": table_id}
     try:
-        async_to_sync(layer.group_send)(STATS_GROUP, message)
+        layersend.send([(STATS_GROUP, message)])
     except Exception:  # stats pushes are best effort; the API is the truth
         logger.exception("stats announcement for round %s failed", round_id)
 

@@ -1,0 +1,139 @@
+"""Several Channels group sends at once: each group gets what `layer.group_send` gives it, in
+the order given, with every group's member lookup in one Redis round trip.
+
+channels-redis's `group_send` spends two commands on each group before it sends anything
+(ZREMRANGEBYSCORE of the expired members, then ZRANGE of the rest), each a full command
+through redis-py's asyncio client. A round's publish touches the table's group and each
+player's own, most often with nobody listening on some of them: under the API bench (no
+sockets open during the game phase) those lookups were most of the 1.7 M instructions a
+game request spent publishing (docs/performance.md, API).
+
+For a `RedisChannelLayer` (channels-redis 4.3.0, pinned in requirements.txt; its
+`group_send` is mirrored here step for step), the lookups of all groups on one shard go in
+one pipeline; then each group that has members gets exactly what `group_send` would do: the
+same expiry trim of its channels' queues and the same capacity-checking script, so capacity,
+expiry and message shape are unchanged. Any other layer (the embedded default's in-memory
+layer, the pub/sub layer) gets its own `group_send` per group.
+
+`send` is how the after-commit publishers send: inside `batched()` (the round service opens
+one around a command's publishers) their sends wait for the end of the block and then go out
+together, in order, in one crossing from the request's thread into the event loop: a round's
+messages and, when it finishes, the stats group's ping.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from channels_redis.core import RedisChannelLayer
+
+logger = logging.getLogger(__name__)
+
+# channels-redis 4.3.0's group_send script (its statements unchanged, indented less): queue
+# the message on each channel key that is under capacity, count the others.
+_GROUP_SEND_LUA = """
+local over_capacity = 0
+local current_time = ARGV[#ARGV - 1]
+local expiry = ARGV[#ARGV]
+for i=1,#KEYS do
+    if redis.call('ZCOUNT', KEYS[i], '-inf', '+inf') < tonumber(ARGV[i + #KEYS]) then
+        redis.call('ZADD', KEYS[i], current_time, ARGV[i])
+        redis.call('EXPIRE', KEYS[i], expiry)
+    else
+        over_capacity = over_capacity + 1
+    end
+end
+return over_capacity
+"""
+
+
+Send = tuple[str, dict[str, Any]]  # (group, message)
+_open = threading.local()  # .sends: the list of this thread's open batch
+
+
+@contextmanager
+def batched() -> Iterator[None]:
+    """Hold this thread's `send`s until the block ends, then send them all at once."""
+    if getattr(_open, "sends", None) is not None:  # nested: the outer block sends
+        yield
+        return
+    sends: list[Send] = []
+    _open.sends = sends
+    try:
+        yield
+    finally:
+        _open.sends = None
+    _deliver(sends)
+
+
+def send(sends: Sequence[Send]) -> None:
+    """Send to each group in order: now, or with this thread's open batch."""
+    held = getattr(_open, "sends", None)
+    if held is not None:
+        held.extend(sends)
+    else:
+        _deliver(sends)
+
+
+def _deliver(sends: Sequence[Send]) -> None:
+    layer = get_channel_layer()
+    if layer is not None and sends:
+        async_to_sync(group_send_many)(layer, sends)
+
+
+async def group_send_many(layer: Any, sends: Sequence[Send]) -> None:
+    """`await layer.group_send(group, message)` for each (group, message), in order."""
+    if type(layer) is not RedisChannelLayer:
+        for group, message in sends:
+            await layer.group_send(group, message)
+        return
+    members = await _members(layer, [group for group, _ in sends])
+    for (group, message), channels in zip(sends, members, strict=True):
+        if channels:
+            await _send(layer, group, channels, message)
+
+
+async def _members(layer: RedisChannelLayer, groups: Sequence[str]) -> list[list[str]]:
+    """Each group's channels after dropping the expired ones: one pipeline per shard."""
+    by_shard: dict[int, list[int]] = defaultdict(list)
+    for i, group in enumerate(groups):
+        assert layer.require_valid_group_name(group), "Group name not valid"
+        by_shard[layer.consistent_hash(group)].append(i)
+    found: list[list[str]] = [[] for _ in groups]
+    expired_before = int(time.time()) - layer.group_expiry
+    for index, positions in by_shard.items():
+        pipe = layer.connection(index).pipeline(transaction=False)
+        for i in positions:
+            key = layer._group_key(groups[i])
+            pipe.zremrangebyscore(key, min=0, max=expired_before)
+            pipe.zrange(key, 0, -1)
+        replies = await pipe.execute()
+        for n, i in enumerate(positions):
+            found[i] = [name.decode("utf8") for name in replies[2 * n + 1]]
+    return found
+
+
+async def _send(
+    layer: RedisChannelLayer, group: str, channels: list[str], message: dict[str, Any]
+) -> None:
+    """The rest of channels-redis's group_send, for the group's known channels."""
+    by_connection, payloads, capacities = layer._map_channel_keys_to_connection(channels, message)
+    for index, keys in by_connection.items():
+        connection = layer.connection(index)
+        pipe = connection.pipeline()
+        for key in keys:  # drop the queues' expired messages
+            pipe.zremrangebyscore(key, min=0, max=int(time.time()) - int(layer.expiry))
+        await pipe.execute()
+        args = [payloads[key] for key in keys] + [capacities[key] for key in keys]
+        args += [time.time(), layer.expiry]
+        over = await connection.eval(_GROUP_SEND_LUA, len(keys), *keys, *args)
+        if over > 0:
+            logger.info("%s of %s channels over capacity in group %s", over, len(channels), group)

@@ -1,0 +1,88 @@
+"""`casino.layersend`: several group sends at once give each group what `group_send` gives it.
+
+The same checks run on the in-memory layer (the embedded default) and on channels-redis
+against the real Redis (CI's second pass), whose fast path does the groups' member lookups
+in one round trip and then mirrors `group_send`'s own steps.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.layers import InMemoryChannelLayer
+
+from casino import layersend
+
+
+def _redis_layer() -> Any:
+    from django.conf import settings
+
+    from casino.settings import channel_layers_config
+
+    config = channel_layers_config(settings.REDIS_URL)["default"]
+    from channels_redis.core import RedisChannelLayer
+
+    assert config["BACKEND"] == "channels_redis.core.RedisChannelLayer"
+    return RedisChannelLayer(**config["CONFIG"])
+
+
+@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.redis)])
+def layer(request: pytest.FixtureRequest) -> Iterator[Any]:
+    yield InMemoryChannelLayer() if request.param == "memory" else _redis_layer()
+
+
+def _group() -> str:
+    return f"t{uuid.uuid4().hex[:12]}"
+
+
+def test_each_member_gets_its_groups_messages_in_order_and_empty_groups_get_nothing(
+    layer: Any,
+) -> None:
+    table, alice, empty = _group(), _group(), _group()
+
+    async def scenario() -> dict[str, list[Any]]:
+        spectator = await layer.new_channel()
+        player = await layer.new_channel()
+        await layer.group_add(table, spectator)
+        await layer.group_add(table, player)
+        await layer.group_add(alice, player)
+        await layersend.group_send_many(
+            layer,
+            [
+                (table, {"type": "round.public", "n": 1}),
+                (alice, {"type": "round.private", "n": 2}),
+                (empty, {"type": "stats.changed", "n": 3}),  # nobody listens: nothing sent
+                (table, {"type": "round.public", "n": 4}),
+            ],
+        )
+        got: dict[str, list[Any]] = {"spectator": [], "player": []}
+        for name, channel, count in (("spectator", spectator, 2), ("player", player, 3)):
+            for _ in range(count):
+                message = await layer.receive(channel)
+                got[name].append((message["type"], message["n"]))
+        return got
+
+    assert async_to_sync(scenario)() == {
+        "spectator": [("round.public", 1), ("round.public", 4)],
+        "player": [("round.public", 1), ("round.private", 2), ("round.public", 4)],
+    }
+
+
+def test_batched_sends_wait_for_the_end_of_the_block_and_go_out_once_in_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    delivered: list[list[tuple[str, dict[str, Any]]]] = []
+    monkeypatch.setattr(layersend, "_deliver", lambda sends: delivered.append(list(sends)))
+    a, b, c = ("g.a", {"n": 1}), ("g.b", {"n": 2}), ("g.c", {"n": 3})
+    with layersend.batched():
+        layersend.send([a, b])
+        with layersend.batched():  # nested: the outer block sends
+            layersend.send([c])
+        assert delivered == []
+    assert delivered == [[a, b, c]]
+    layersend.send([a])  # no batch open: at once
+    assert delivered == [[a, b, c], [a]]
