@@ -1,5 +1,6 @@
 """ASGI entry point: HTTP through Django, WebSocket through Channels."""
 
+import gc
 import os
 
 from casino.asgi_handler import one_hop_asgi_application
@@ -24,4 +25,18 @@ application = ProtocolTypeRouter(
     }
 )
 
+
+def _freeze_startup_heap() -> None:
+    """Load every view now, then move everything alive to the collector's permanent
+    generation (`gc.freeze`): the objects of Django, DRF and the app's modules (about 140,000
+    here) are never garbage, and every full collection walked them all again. Measured in the
+    API bench's server: 3.5 % of a game request's instructions (docs/performance.md, API)."""
+    from django.urls import get_resolver
+
+    get_resolver().url_patterns  # noqa: B018 (imports every view module)
+    gc.collect()
+    gc.freeze()
+
+
+_freeze_startup_heap()
 start_in_process()  # no broker: this process fires turn, duel and lobby timers itself
