@@ -97,3 +97,23 @@ def test_two_workers_answer_on_one_port_and_stop_together(tmp_path: Path) -> Non
         code = server.wait(timeout=60)
     assert code == 0
     assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()]
+
+
+def test_daphne_requests_leave_post_bodies_to_django() -> None:
+    """Twisted's form parsing (an email-package parse of every POST's Content-Type) is off
+    for daphne's requests: the body reaches the application raw, as it always did."""
+    from daphne.http_protocol import WebRequest
+    from twisted.web.test.requesthelper import DummyChannel
+
+    from casino.management.commands.serve import skip_form_parsing
+
+    class Server:
+        def protocol_connected(self, request: object) -> None:
+            pass
+
+    channel = DummyChannel()
+    channel.factory = type("Factory", (), {"server": Server()})()  # type: ignore[attr-defined]
+    skip_form_parsing()
+    skip_form_parsing()  # once is enough: a second call does not wrap it again
+    request = WebRequest(channel)
+    assert request._parsePOSTFormSubmission is False
