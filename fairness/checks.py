@@ -21,7 +21,14 @@ from fairness.receipt import (
     verify_receipt,
 )
 from fairness.receipt import key_id as compute_key_id
-from fairness.shoe import SHOE_SIZE, FairnessInputError, FairShoe
+from fairness.shoe import (
+    SHOE_SIZE,
+    FairnessInputError,
+    first_cards,
+    validate_client_material,
+    validate_nonce,
+    validate_server_seed,
+)
 
 try:
     import orjson as _orjson
@@ -103,6 +110,10 @@ class Scan(NamedTuple):
 
 
 _CARD_EVENTS = frozenset({"HoleCardRevealed", "CardsRevealed"})
+# Whether an event type (a str) deals or reveals a card, by type, as check_event_chain finds
+# it; at most _IS_CARD_EVENT_MAX types are remembered (a round has a dozen or so).
+_IS_CARD_EVENT: dict[str, bool] = {}
+_IS_CARD_EVENT_MAX = 256
 
 
 def check_event_chain(
@@ -123,29 +134,30 @@ def check_event_chain(
     cards: list[Mapping[str, Any]] | None = []
     prev, stream = GENESIS, receipt["stream"]
     hashes = None if float_free and _DUMPS is not None else recomputed_hashes(events)
-    dumps, sha256 = _DUMPS, hashlib.sha256
+    dumps, sha256, sort_keys, is_card = _DUMPS, hashlib.sha256, _SORT_KEYS, _IS_CARD_EVENT.get
     version = 0
     for index, event in enumerate(events):
         version, type_, data = event["version"], event["type"], event["data"]
-        if hashes is None and dumps is not None:
+        if hashes is None:
             body = {
                 "data": data,
                 "recorded_at": event["recorded_at"],
                 "schema_version": event["schema_version"],
-                "stream": event["stream"],
+                "stream": (event_stream := event["stream"]),
                 "type": type_,
                 "version": version,
             }
             try:
-                text = dumps(body, option=_SORT_KEYS)
+                text = dumps(body, None, sort_keys)
             except TypeError:  # past 64-bit ints, surrogates, odd keys: the exact encoder
                 text = canonical_json(body)
             computed = sha256(prev.encode("ascii") + text).hexdigest()
         else:
             computed = hashes[index]
+            event_stream = event["stream"]
         recorded = event.get("hash")
         if (
-            event["stream"] != stream
+            event_stream != stream
             or version != index + 1
             or ("prev_hash" in event and event["prev_hash"] != prev)
         ):
@@ -158,9 +170,15 @@ def check_event_chain(
         prev = computed
         by_type.setdefault(type_, data)
         if cards is not None:
-            if type(type_) is not str:
-                cards = None
-            elif type_.endswith("CardDealt") or type_ in _CARD_EVENTS:
+            card = is_card(type_)
+            if card is None:  # a type not seen before
+                if type(type_) is not str:
+                    cards = None
+                    continue
+                card = type_.endswith("CardDealt") or type_ in _CARD_EVENTS
+                if len(_IS_CARD_EVENT) < _IS_CARD_EVENT_MAX:
+                    _IS_CARD_EVENT[type_] = card
+            if card:
                 cards.append(event)
     if prev != receipt["final_event_hash"] or version != receipt["final_event_version"]:
         fail(
@@ -264,8 +282,11 @@ def check_cards(
     `card_events`: the events among `events` that deal or reveal a card (`Scan.card_events`),
     when already known.
     """
-    try:
-        shoe = FairShoe(receipt["server_seed"], receipt["client_material"], receipt["nonce"])
+    seed, material, nonce = receipt["server_seed"], receipt["client_material"], receipt["nonce"]
+    try:  # what FairShoe(seed, material, nonce) checks, in its order
+        validate_server_seed(seed)
+        validate_client_material(material)
+        validate_nonce(nonce)
     except FairnessInputError as exc:
         fail(f"cards: cannot rebuild the shoe ({exc})")
         return 0
@@ -289,7 +310,7 @@ def check_cards(
             )
             continue
         if cards is None:  # every position the round dealt, computed in one pass
-            cards = shoe.cards(min(len(dealt), SHOE_SIZE))
+            cards = first_cards(seed, material, nonce, min(len(dealt), SHOE_SIZE))
         expected = cards[position] if position < len(cards) else "no card (the shoe has 416)"
         if card != expected:
             fail(f"cards: position {position} dealt {card}, the shoe has {expected}")

@@ -211,6 +211,51 @@ class FairShoe:
                 return x
 
 
+# first_cards computes at most this many cards itself (a round deals a few dozen at most).
+FIRST_CARDS_MAX = 64
+
+
+def first_cards(server_seed: str, client_material: str, nonce: int, count: int) -> list[str]:
+    """`FairShoe(server_seed, client_material, nonce).cards(count)` for inputs already validated
+    (as FairShoe validates them), cheaper for the few cards of a round.
+
+    HMAC as two SHA-256 calls per block, and the Fisher-Yates steps record only the positions
+    they swap (no copy of the 416-position shoe). Up to FIRST_CARDS_MAX cards; more, or a
+    rejected word (below one in ten million per step), are left to FairShoe itself.
+    """
+    if not 0 <= count <= FIRST_CARDS_MAX:
+        return FairShoe(server_seed, client_material, nonce).cards(count)
+    key = server_seed.encode("ascii")
+    if len(key) > _BLOCK:  # as RandomStream: HMAC hashes long keys first
+        key = hashlib.sha256(key).digest()
+    key = key.ljust(_BLOCK, b"\0")
+    inner, outer, sha256 = key.translate(_IPAD), key.translate(_OPAD), hashlib.sha256
+    prefix = f"{client_material}:{nonce}:"
+    nblocks = -(-count // 8)
+    words = _UNPACK[nblocks].unpack(  # HMAC-SHA256 of each block's message, by its definition
+        b"".join(
+            [
+                sha256(outer + sha256(inner + f"{prefix}{c}".encode("ascii")).digest()).digest()
+                for c in range(nblocks)
+            ]
+        )
+    )
+    limits, mods, unshuffled = _LIMITS, _MODS, UNSHUFFLED
+    moved: dict[int, int] = {}  # position -> the unshuffled index it holds, where swapped
+    get = moved.get
+    out: list[str] = []
+    append = out.append
+    for i in range(count):
+        x = words[i]
+        if x >= limits[i]:  # uniform() rejects the word: the stream moves on, FairShoe follows
+            return FairShoe(server_seed, client_material, nonce).cards(count)
+        j = i + x % mods[i]
+        card = get(j, j)
+        moved[j] = get(i, i)
+        append(unshuffled[card])
+    return out
+
+
 def shoe_cards(
     server_seed: str, client_material: str, nonce: int, count: int = SHOE_SIZE
 ) -> list[str]:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import subprocess
 import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -20,6 +22,7 @@ from fairness.shoe import (
     FairShoe,
     RandomStream,
     card_code,
+    first_cards,
     shoe_cards,
 )
 from tests.fairness.reference import reference_shoe
@@ -93,6 +96,30 @@ def test_the_rejection_path_matches_the_reference(monkeypatch: pytest.MonkeyPatc
         j = i + x % m
         expected[i], expected[j] = expected[j], expected[i]
     assert got == expected
+
+
+@settings(max_examples=80, deadline=None)
+@given(server_seeds, client_materials, nonces, st.integers(0, shoe_module.FIRST_CARDS_MAX + 8))
+def test_first_cards_equal_the_shoe(seed: str, material: str, nonce: int, count: int) -> None:
+    assert first_cards(seed, material, nonce, count) == FairShoe(seed, material, nonce).cards(count)
+
+
+def test_first_cards_follow_a_rejected_word() -> None:
+    # Vector 6: block 0 word 7 is rejected at step 7, so step 7 draws word 8.
+    vectors = json.loads((Path(__file__).parent / "vectors.json").read_text())
+    vector = next(v for v in vectors["shoes"] if v["name"] == "rejection sampling")
+    args = (vector["server_seed"], vector["client_material"], vector["nonce"])
+    for count in (7, 8, 9, 20):
+        assert first_cards(*args, count) == vector["shoe"][:count]
+
+
+def test_first_cards_with_forced_rejections_match_the_shoe(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    limits = tuple(((2**31) // m) * m for m in range(SHOE_SIZE, 0, -1))
+    monkeypatch.setattr(shoe_module, "_LIMITS", limits)
+    for nonce in range(1, 30):
+        assert first_cards(SEED, "x", nonce, 12) == FairShoe(SEED, "x", nonce).cards(12)
 
 
 @pytest.mark.parametrize(

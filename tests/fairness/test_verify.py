@@ -599,6 +599,27 @@ def test_the_fast_parser_agrees_with_the_standard_library_on_any_json(
     assert _parsed(text) == _stdlib_parse(text)
 
 
+def test_real_lines_take_the_fast_parser_and_deeper_ones_the_standard_library() -> None:
+    from fairness import bundle as bundle_module
+
+    fast = bundle_module._FAST
+    assert fast is not None  # msgspec is pinned in requirements.txt
+    for players in (["a"], ["a", "b", "c"]):
+        line = canonical_text(
+            sample_bundle(
+                round_id="r", server_seed=CHAIN.seed(3), client_seeds=players, nonce=3,
+                private_key=KEY,
+            )
+        )  # fmt: skip
+        assert fast(line) == json.loads(line)
+    depth = bundle_module._FAST_DEPTH
+    fits, deeper = "[" * depth + "]" * depth, "[" * (depth + 1) + "]" * (depth + 1)
+    assert fast(fits) == json.loads(fits)
+    with pytest.raises(ValueError):  # msgspec.ValidationError: left to the standard library
+        fast(deeper)
+    assert _parsed(deeper) == _stdlib_parse(deeper) == ("ok", json.loads(deeper))
+
+
 def test_a_float_anywhere_in_a_line_still_fails_as_not_json() -> None:
     good = canonical_text(bundle())
     for tampered in (
