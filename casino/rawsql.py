@@ -205,6 +205,7 @@ def insert(objs: Sequence[Model], *, ignore_conflicts: bool = False) -> None:
     """
     if not objs:
         return
+    db = connections[DEFAULT_DB_ALIAS]  # the wrapper itself: `connection` is a per-use lookup
     model = type(objs[0])
     meta = model._meta
     pk_missing = objs[0].pk is None
@@ -214,14 +215,14 @@ def insert(objs: Sequence[Model], *, ignore_conflicts: bool = False) -> None:
         pk_missing
         and len(objs) == 1
         and not ignore_conflicts
-        and connection.features.can_return_columns_from_insert
+        and db.features.can_return_columns_from_insert
     ):
         returning = meta.pk.column
-    params = [f.get_db_prep_save(f.pre_save(obj, True), connection) for obj in objs for f in fields]
+    params = [f.get_db_prep_save(f.pre_save(obj, True), db) for obj in objs for f in fields]
     sql = _insert_sql(model, fields, len(objs), returning, ignore_conflicts)
     if pk_missing and len(objs) == 1 and not ignore_conflicts:
         objs[0].pk = query(sql, params, _returned if returning else _lastrowid)
     else:
         execute(sql, params)
     for obj in objs:
-        obj._state.adding, obj._state.db = False, connection.alias
+        obj._state.adding, obj._state.db = False, db.alias

@@ -112,24 +112,23 @@ def _locked_rows(cursor: Any) -> dict[str, LockedAccount]:
 def _create_accounts(specs: Iterable[AccountSpec]) -> None:
     specs = list(specs)
     now = connection.ops.adapt_datetimefield_value(timezone.now())
-    with connection.cursor() as cursor:
-        # Concurrent creators of one account: the loser's insert is a no-op, not an error.
-        cursor.execute(
-            "INSERT INTO ledger_account (key, type, owner_id, round_ref, currency, created_at) "
-            "VALUES "
-            + ", ".join(["(%s, %s, %s, %s, 'USDC', %s)"] * len(specs))
-            + " ON CONFLICT (key) DO NOTHING",
-            [v for s in specs for v in (s.key, str(s.type), s.owner_id, s.round_ref, now)],
-        )
-        cases = " ".join(["WHEN %s THEN %s"] * len(specs))
-        cursor.execute(
-            "INSERT INTO ledger_accountbalance (account_id, account_type, may_go_negative, "
-            f"balance, state) SELECT id, type, CASE key {cases} END, 0, 'open' "
-            "FROM ledger_account WHERE key IN ("
-            + ", ".join(["%s"] * len(specs))
-            + ") ON CONFLICT (account_id) DO NOTHING",
-            [v for s in specs for v in (s.key, may_go_negative(s.type))] + [s.key for s in specs],
-        )
+    # Concurrent creators of one account: the loser's insert is a no-op, not an error.
+    rawsql.execute(
+        "INSERT INTO ledger_account (key, type, owner_id, round_ref, currency, created_at) "
+        "VALUES "
+        + ", ".join(["(%s, %s, %s, %s, 'USDC', %s)"] * len(specs))
+        + " ON CONFLICT (key) DO NOTHING",
+        [v for s in specs for v in (s.key, str(s.type), s.owner_id, s.round_ref, now)],
+    )
+    cases = " ".join(["WHEN %s THEN %s"] * len(specs))
+    rawsql.execute(
+        "INSERT INTO ledger_accountbalance (account_id, account_type, may_go_negative, "
+        f"balance, state) SELECT id, type, CASE key {cases} END, 0, 'open' "
+        "FROM ledger_account WHERE key IN ("
+        + ", ".join(["%s"] * len(specs))
+        + ") ON CONFLICT (account_id) DO NOTHING",
+        [v for s in specs for v in (s.key, may_go_negative(s.type))] + [s.key for s in specs],
+    )
 
 
 def create_accounts(specs: Iterable[AccountSpec]) -> None:

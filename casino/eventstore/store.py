@@ -31,6 +31,7 @@ from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.utils import CursorDebugWrapper, CursorWrapper
 
+from casino import rawsql
 from casino.errors import ConflictError
 from casino.eventstore.models import StoredEvent, format_recorded_at
 from casino.eventstore.rows import (
@@ -148,11 +149,12 @@ def load(
 ) -> list[StoredEvent]:
     """Every event of one stream in version order, upcast to current schema versions."""
     connection = connections[using]
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"{select_sql(connection)} WHERE stream_id = %s ORDER BY version", [stream_id]
-        )
-        events = build_events(connection, cursor.fetchall(), upcast_events)
+    events = rawsql.query(
+        f"{select_sql(connection)} WHERE stream_id = %s ORDER BY version",
+        [stream_id],
+        lambda cursor: build_events(connection, cursor.fetchall(), upcast_events),
+        using=using,
+    )
     if events:
         _heads.put(using, stream_id, events[-1].version, events[-1].hash)
     return events
