@@ -31,6 +31,7 @@ def test_all_runs_every_bench_into_one_json_object(
         "ledger",
         "eventstore",
         "api",
+        "apicost",
         "websocket",
         "audit",
         "service",
@@ -49,3 +50,13 @@ def test_unknown_names_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
         runner.main(["nope"])
     assert caught.value.code == 2
     assert "unknown benchmark(s): nope" in capsys.readouterr().err
+
+
+def test_apicost_says_what_it_needs_instead_of_failing(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bench import apicost
+
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    figures = apicost.run(True)  # (and valgrind, where it is missing)
+    assert set(figures) == {"skipped"}
+    assert figures["skipped"].startswith("needs DATABASE_URL (PostgreSQL), REDIS_URL")
