@@ -82,9 +82,8 @@ def test_insert_many_rows_in_one_statement() -> None:
 
 
 def test_statements_run_on_one_kept_cursor_unless_queries_are_logged() -> None:
-    from django.test.utils import CaptureQueriesContext
-
     from django.db import connections
+    from django.test.utils import CaptureQueriesContext
 
     db = connections["default"]  # the wrapper itself (`connection` is a proxy to it)
     db.ensure_connection()
