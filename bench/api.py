@@ -104,13 +104,14 @@ def server_workers() -> int:
     return max(1, int(os.environ.get("SERVE_WORKERS") or 1))
 
 
-def _serve(port: int, workers: int) -> subprocess.Popen[bytes]:
+def served_env() -> dict[str, str]:
+    """The served process's environment: production settings (DEBUG off: no per-query debug
+    cursor), with the secrets this process seeded the database under, plain HTTP on loopback,
+    the anchor endpoints, and rate limits out of the load generator's way (it measures the
+    server, not the throttle; the throttle's check still runs on every game POST)."""
     from django.conf import settings
 
-    # Production settings (DEBUG off: no per-query debug cursor), with the secrets this process
-    # seeded the database under, plain HTTP on loopback, and rate limits off for the load
-    # generator: it measures the server, not the throttle.
-    env = {
+    return {
         **os.environ,
         "DEBUG": "0",
         "SECURE_SSL_REDIRECT": "0",
@@ -122,6 +123,10 @@ def _serve(port: int, workers: int) -> subprocess.Popen[bytes]:
         "THROTTLE_LOGIN": "1000000/min",
         "THROTTLE_MONEY": "1000000/min",
     }
+
+
+def _serve(port: int, workers: int) -> subprocess.Popen[bytes]:
+    env = served_env()
     command = [sys.executable, "manage.py", "serve", "--port", str(port)]
     if workers > 1:
         command += ["--workers", str(workers)]

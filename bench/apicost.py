@@ -94,8 +94,6 @@ def _drive(rounds: int, anchors: int) -> dict[str, Any]:
     import django
 
     django.setup()
-    from django.conf import settings
-
     from bench import api
 
     tokens, _ = api._prepare(1)
@@ -105,20 +103,7 @@ def _drive(rounds: int, anchors: int) -> dict[str, Any]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = int(s.getsockname()[1])
-    env = {
-        **os.environ,
-        "DEBUG": "0",
-        "SECURE_SSL_REDIRECT": "0",
-        "SECRET_KEY": settings.SECRET_KEY,
-        "SEED_ENCRYPTION_KEYS": ",".join(settings.SEED_ENCRYPTION_KEYS),
-        "RECEIPT_SIGNING_KEY": settings.RECEIPT_SIGNING_KEY,
-        "BENCH_ENDPOINTS": "1",
-        "LOG_LEVEL": "WARNING",
-        "THROTTLE_LOGIN": "1000000/min",
-        "THROTTLE_MONEY": "1000000/min",
-        SWITCH: "1",
-        "PYTHONPATH": str(site),
-    }
+    env = {**api.served_env(), SWITCH: "1", "PYTHONPATH": str(site)}
     command = ["valgrind", "--tool=callgrind", "--instr-atstart=no"]
     command += [f"--callgrind-out-file={out}.%p", sys.executable, "manage.py", "serve"]
     command += ["--port", str(port), "--no-collectstatic"]
