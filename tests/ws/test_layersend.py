@@ -86,3 +86,22 @@ def test_batched_sends_wait_for_the_end_of_the_block_and_go_out_once_in_order(
     assert delivered == [[a, b, c]]
     layersend.send([a])  # no batch open: at once
     assert delivered == [[a, b, c], [a]]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failed_delivery_never_undoes_the_committed_command(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from casino import services
+    from casino.eventstore.models import StoredEvent
+    from tests.casino.conftest import make_player, make_table
+
+    async def broken(layer: Any, sends: Any) -> None:
+        raise ConnectionError("the channel layer is down")
+
+    monkeypatch.setattr(layersend, "group_send_many", broken)
+    alice = make_player("alice")
+    opened = services.round_open(table=make_table("classic"), players=[alice])
+    assert StoredEvent.objects.filter(stream_id=opened.round.id).count() == opened.round.version
+    assert opened.round.version > 0
+    assert f"publishing round {opened.round.id} failed" in caplog.text
