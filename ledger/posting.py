@@ -113,22 +113,34 @@ def _create_accounts(specs: Iterable[AccountSpec]) -> None:
     specs = list(specs)
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     # Concurrent creators of one account: the loser's insert is a no-op, not an error.
-    rawsql.execute(
+    accounts = (
         "INSERT INTO ledger_account (key, type, owner_id, round_ref, currency, created_at) "
         "VALUES "
         + ", ".join(["(%s, %s, %s, %s, 'USDC', %s)"] * len(specs))
-        + " ON CONFLICT (key) DO NOTHING",
-        [v for s in specs for v in (s.key, str(s.type), s.owner_id, s.round_ref, now)],
+        + " ON CONFLICT (key) DO NOTHING"
     )
+    account_params = [v for s in specs for v in (s.key, str(s.type), s.owner_id, s.round_ref, now)]
     cases = " ".join(["WHEN %s THEN %s"] * len(specs))
-    rawsql.execute(
+    keys = ", ".join(["%s"] * len(specs))
+    balances = (
         "INSERT INTO ledger_accountbalance (account_id, account_type, may_go_negative, "
-        f"balance, state) SELECT id, type, CASE key {cases} END, 0, 'open' "
-        "FROM ledger_account WHERE key IN ("
-        + ", ".join(["%s"] * len(specs))
-        + ") ON CONFLICT (account_id) DO NOTHING",
-        [v for s in specs for v in (s.key, may_go_negative(s.type))] + [s.key for s in specs],
+        f"balance, state) SELECT id, type, CASE key {cases} END, 0, 'open' FROM "
     )
+    balance_params = [v for s in specs for v in (s.key, may_go_negative(s.type))]
+    existing = f"ledger_account WHERE key IN ({keys})"
+    conflict = " ON CONFLICT (account_id) DO NOTHING"
+    if connection.vendor == "postgresql":
+        # One statement: the accounts this statement creates come from its RETURNING (its
+        # other parts do not see them), the ones that existed from the table.
+        rawsql.execute(
+            f"WITH a AS ({accounts} RETURNING id, type, key) {balances}"
+            f"(SELECT id, type, key FROM a UNION ALL SELECT id, type, key FROM {existing}) n"
+            + conflict,
+            [*account_params, *balance_params, *(s.key for s in specs)],
+        )
+        return
+    rawsql.execute(accounts, account_params)
+    rawsql.execute(balances + existing + conflict, [*balance_params, *(s.key for s in specs)])
 
 
 def create_accounts(specs: Iterable[AccountSpec]) -> None:
@@ -200,21 +212,27 @@ _ENTRY_INSERT = (
 )
 
 
-def _write_postgres(entry_row: list[Any], lines: list[tuple[int, int]]) -> int | None:
-    """One statement (one round trip): the entry, its postings and the balance updates.
+def _write_postgres(
+    entry_row: list[Any], lines: list[tuple[int, int]], close: tuple[int, str] | None
+) -> int | None:
+    """One statement (one round trip): the entry, its postings and the balance updates, and
+    the escrow's new state (`close`: its account id and state) if asked.
 
     Returns None when the key already exists (nothing written: the CTEs join on the entry).
     """
     values = ", ".join(["(%s::bigint, %s::bigint)"] * len(lines))
+    # One UPDATE per row and statement: the state goes with the balance, not in a CTE of its own.
+    state = ", state = CASE WHEN b.account_id = %s THEN %s ELSE b.state END" if close else ""
     sql = (
         f"WITH e AS ({_ENTRY_INSERT}), lines(account_id, amount) AS (VALUES {values}), "
         "p AS (INSERT INTO ledger_posting (entry_id, account_id, amount) "
         "SELECT e.id, l.account_id, l.amount FROM e, lines l), "
-        "u AS (UPDATE ledger_accountbalance b SET balance = b.balance + l.amount "
+        f"u AS (UPDATE ledger_accountbalance b SET balance = b.balance + l.amount{state} "
         "FROM e, lines l WHERE b.account_id = l.account_id) "
         "SELECT id FROM e"
     )
-    found = rawsql.fetch_one(sql, [*entry_row, *(v for line in lines for v in line)])
+    params = [*entry_row, *(v for line in lines for v in line), *(close or ())]
+    found = rawsql.fetch_one(sql, params)
     return None if found is None else int(found[0])
 
 
@@ -251,13 +269,16 @@ def post(
     legs: Mapping[str, int],
     rows: Mapping[str, LockedAccount],
     created_by_id: int | None = None,
+    close: tuple[str, str] | None = None,
 ) -> JournalEntry:
     """Write one balanced entry and move the stored balances of already locked `rows`.
 
     `legs` maps account key to signed micro-USDC; zero legs are dropped. The in-memory
     `rows` are updated too, so a caller may post several entries under one set of locks.
     If `idempotency_key` was used already, nothing is written and the first entry is
-    returned (or 422 `idempotency_key_reused` when its fingerprint differs).
+    returned (or 422 `idempotency_key_reused` when its fingerprint differs). `close`: (a
+    round escrow's key among the legs, its new state), set as `escrow_state_set` would (on
+    PostgreSQL in the entry's own statement).
     """
     nonzero = {key: amount for key, amount in legs.items() if amount != 0}
     if sum(nonzero.values()) != 0 or len(nonzero) < 2:
@@ -284,9 +305,17 @@ def post(
         connection.ops.adapt_datetimefield_value(created_at),
     ]
     lines = [(rows[key].account_id, amount) for key, amount in nonzero.items()]
+    closing = None if close is None else (rows[close[0]].account_id, close[1])
     # Raw SQL on the hot path: the ORM's per-statement Python cost was most of a transfer.
-    write = _write_postgres if connection.vendor == "postgresql" else _write_portable
-    entry_id = write(entry_row, lines)
+    if connection.vendor == "postgresql" and (close is None or close[0] in nonzero):
+        entry_id = _write_postgres(entry_row, lines, closing)
+        closed = entry_id is not None
+    else:
+        entry_id, closed = _write_portable(entry_row, lines), False
+    if close is not None:
+        if not closed:
+            escrow_state_set(rows[close[0]], close[1])
+        rows[close[0]].state = close[1]
     if entry_id is None:
         existing = find_entry(idempotency_key, entry_fingerprint)
         assert existing is not None

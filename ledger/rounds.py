@@ -184,7 +184,7 @@ def round_settle_post(
     reference = round_reference(round_ref)
     entries: list[JournalEntry] = []
 
-    def emit(kind: str, legs: dict[str, int]) -> None:
+    def emit(kind: str, legs: dict[str, int], close: bool = False) -> None:
         if any(legs.values()):
             entries.append(
                 posting.post(
@@ -194,6 +194,7 @@ def round_settle_post(
                     entry_fingerprint=entry_fingerprint,
                     legs=legs,
                     rows=rows,
+                    close=(escrow.key, EscrowState.SETTLED) if close else None,
                 )
             )
 
@@ -206,12 +207,15 @@ def round_settle_post(
     payout_legs[escrow.key] = -(sum(payouts.values()) + house_share)
     if house_banked:
         payout_legs[posting.HOUSE_BANKROLL.key] = house_share
-    emit(EntryKind.PAYOUT, payout_legs)
+    # The payout closes the escrow in its own statement when it moves the escrow's money.
+    closes = bool(payout_legs[escrow.key])
+    emit(EntryKind.PAYOUT, payout_legs, close=closes)
     if escrow_row.balance != 0:
         raise posting.LedgerInvariantError(
             "The escrow is not empty after settlement.", code="escrow_not_empty"
         )
-    posting.escrow_state_set(escrow_row, EscrowState.SETTLED)
+    if not closes or escrow_row.state != EscrowState.SETTLED:
+        posting.escrow_state_set(escrow_row, EscrowState.SETTLED)
     return entries
 
 

@@ -256,3 +256,76 @@ def test_a_bet_into_an_open_round_is_one_statement_on_postgres() -> None:
     assert len(statements) == 1, statements
     assert available(user) == 3 * USDC
     assert_ledger_ok()
+
+
+def test_creating_accounts_adds_balance_rows_to_new_and_existing_accounts() -> None:
+    # One statement on PostgreSQL (two on SQLite): accounts it creates get their balance
+    # rows, and so does an account that exists without one; existing rows stay as they are.
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from ledger import posting
+    from ledger.models import Account, AccountBalance, AccountType
+
+    user = make_user()
+    fund(user, 2 * USDC)
+    bare = Account.objects.create(key="round_escrow:bare", type=AccountType.ROUND_ESCROW)
+    specs = [
+        posting.round_escrow("bare"),
+        posting.round_escrow("new"),
+        posting.player_available(int(user.pk)),
+    ]
+    with CaptureQueriesContext(connection) as queries:
+        posting.create_accounts(specs)
+    assert len(queries) == (1 if connection.vendor == "postgresql" else 2)
+    rows = {
+        b.account.key: (b.account_type, b.may_go_negative, b.balance, b.state)
+        for b in AccountBalance.objects.select_related("account").filter(
+            account__key__in=[s.key for s in specs]
+        )
+    }
+    assert rows == {
+        "round_escrow:bare": ("round_escrow", False, 0, "open"),
+        "round_escrow:new": ("round_escrow", False, 0, "open"),
+        f"player_available:{user.pk}": ("player_available", False, 2 * USDC, "open"),
+    }
+    assert Account.objects.get(key="round_escrow:new").round_ref == "new"
+    assert bare.pk == AccountBalance.objects.get(account__key="round_escrow:bare").pk
+    assert_ledger_ok()
+
+
+@pytest.mark.parametrize(
+    ("returned", "refunded", "statements"),
+    [
+        (15 * USDC, 0, 2),  # a win: the lock, then the payout that also closes the escrow
+        (0, 10 * USDC, 3),  # a push: the refund empties the escrow, the payout moves nothing
+    ],
+)
+def test_a_settlement_closes_the_escrow_in_its_payout_statement_on_postgres(
+    returned: int, refunded: int, statements: int
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from ledger.models import AccountBalance
+
+    user = make_user()
+    fund(user, 30 * USDC)
+    for ref in ("warm-up", "c"):  # the warm-up creates the house's accounts
+        services.round_stake(round_ref=ref, user=user, amount_micro=10 * USDC, idempotency_key=ref)
+    services.round_settle(round_ref="warm-up", returns=[], house_banked=True, idempotency_key="w")
+    with CaptureQueriesContext(connection) as queries, transaction.atomic(durable=True):
+        services.round_settle_post(
+            round_ref="c",
+            returns=[(user, returned)] if returned else [],
+            refunds=[(user, refunded)] if refunded else [],
+            house_banked=True,
+            idempotency_key="settle",
+        )
+    written = [q["sql"] for q in queries.captured_queries if "SAVEPOINT" not in q["sql"]]
+    if connection.vendor == "postgresql":
+        assert len(written) == statements, [w[:90] for w in written]
+    escrow = AccountBalance.objects.get(account__key="round_escrow:c")
+    assert (escrow.balance, escrow.state) == (0, "settled")
+    assert available(user) == 10 * USDC + returned + refunded
+    assert_ledger_ok()
