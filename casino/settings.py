@@ -115,6 +115,12 @@ def database_config(url: str | None) -> dict[str, Any]:
             "max_size": env.int("DB_POOL_MAX", default=20),
             "timeout": env.float("DB_POOL_TIMEOUT", default=10.0),
         }
+        # The server binds parameters and psycopg prepares a statement from its fifth run on
+        # a connection: the pool keeps connections, so the hot path is planned once per
+        # connection (docs/architecture.md). Off behind a transaction-mode PgBouncer < 1.21.
+        if env.bool("DB_SERVER_BINDING", default=True):
+            options["server_side_binding"] = True
+            options["prepare_threshold"] = env.int("DB_PREPARE_THRESHOLD", default=5)
     return config
 
 

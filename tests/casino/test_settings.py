@@ -25,6 +25,15 @@ def test_database_url_selects_postgresql_with_pool_and_no_persistent_connections
     assert (config["HOST"], int(config["PORT"])) == ("db.internal", 6543)
     assert config["CONN_MAX_AGE"] == 0
     assert config["OPTIONS"]["pool"]["max_size"] >= 1
+    # The server binds parameters; psycopg prepares a statement from its 5th run.
+    assert config["OPTIONS"]["server_side_binding"] is True
+    assert config["OPTIONS"]["prepare_threshold"] == 5
+
+
+def test_server_binding_can_be_switched_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DB_SERVER_BINDING", "0")  # a transaction-mode PgBouncer < 1.21
+    options = project_settings.database_config("postgres://casino:pw@db/games")["OPTIONS"]
+    assert "server_side_binding" not in options and "prepare_threshold" not in options
 
 
 def test_channel_layer_defaults_to_in_memory() -> None:
