@@ -42,6 +42,12 @@ class ConflictError(ApplicationError):
     status_code: int = status.HTTP_409_CONFLICT
 
 
+class NotYours(ApplicationError):
+    """A resource the caller may not act on (404 none, 403 not theirs), found inside a
+    command's transaction: the transaction rolls back and no Idempotency-Key answer is
+    recorded, as when the check runs before it."""
+
+
 def error_body(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"error": {"code": code, "message": message, "details": details or {}}}
 

@@ -8,7 +8,7 @@ folded; `rebuild_round` recomputes the same rows from the stored events alone, w
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -115,6 +115,7 @@ def project(
     table: Table | None = None,
     row: Round | _Unknown | None = UNKNOWN,
     previous: RoundState | _Unknown | None = UNKNOWN,
+    queue: bool = False,
 ) -> Round:
     """Write the round's read model from its folded state (inside the caller's transaction).
 
@@ -122,42 +123,50 @@ def project(
     `Round` row it locked (None: there is none yet, it is created), and `previous`, the state
     the row was projected from (None: a new round). Then only the columns and seats that
     changed are written (nothing at all when nothing changed). Without them (a rebuild) the
-    rows are read and every difference from the events is written.
+    rows are read and every difference from the events is written. `queue`: the UPDATEs of
+    an existing round's row and seats are queued (`rawsql.later`) to go out with the
+    transaction's next flushing write; the caller flushes.
     """
+    run: Callable[[str, Sequence[Any]], object] = rawsql.later if queue else rawsql.execute
     defaults = _fields(state, version)
     seats = _seat_money(state)
     if isinstance(row, _Unknown):
         round_row, created = Round.objects.update_or_create(id=round_id, defaults=defaults)
-    elif row is None:  # a new round: raw INSERTs (the ORM compiled them anew each time)
+    elif row is None:  # a new round: the row and its seats, below in one raw statement
         round_row, created = Round(id=round_id, **defaults), True
-        rawsql.insert([round_row])
     else:
         round_row, created = row, False
         changed = {k: v for k, v in defaults.items() if getattr(row, k) != v}
         if changed:
-            _update_round(round_id, changed)
+            _update_round(round_id, changed, run)
             for key, value in changed.items():
                 setattr(row, key, value)
-    if created:
-        rawsql.insert(
-            [
-                RoundPlayer(
-                    round=round_row,
-                    user_id=int(p.player_id),
-                    seat=i,
-                    stake=seats[i][0],
-                    gross_return=seats[i][1],
-                )
-                for i, p in enumerate(state.opened.participants)
-            ]
-        )
+    if created:  # raw INSERTs (the ORM compiled them anew each time)
+        if row is None:
+            rawsql.insert_together([round_row], _seats(round_row, state, seats))
+        else:
+            rawsql.insert(_seats(round_row, state, seats))
         return round_row
     before = None if isinstance(previous, _Unknown) else _seat_money(previous)
     for seat, (stake, gross) in enumerate(seats):
         if before is not None and seat < len(before) and before[seat] == (stake, gross):
             continue  # the live path knows this seat's row already holds these amounts
-        _update_seat(round_id, seat, stake, gross)
+        _update_seat(round_id, seat, stake, gross, run)
     return round_row
+
+
+def _seats(round_row: Round, state: RoundState, seats: list[tuple[int, int]]) -> list[RoundPlayer]:
+    """A new round's seat rows (their keys stay unknown: nothing reads them by key)."""
+    return [
+        RoundPlayer(
+            round=round_row,
+            user_id=int(p.player_id),
+            seat=i,
+            stake=seats[i][0],
+            gross_return=seats[i][1],
+        )
+        for i, p in enumerate(state.opened.participants)
+    ]
 
 
 # The live path's two UPDATEs as raw statements, their SQL built once per set of columns:
@@ -167,7 +176,9 @@ _ROUND_UPDATES: dict[tuple[str, ...], tuple[str, list[Any]]] = {}
 _SEAT_UPDATE: list[str] = []
 
 
-def _update_round(round_id: str, changed: dict[str, Any]) -> None:
+def _update_round(
+    round_id: str, changed: dict[str, Any], run: Callable[[str, Sequence[Any]], object]
+) -> None:
     names = tuple(changed)
     found = _ROUND_UPDATES.get(names)
     if found is None:
@@ -181,10 +192,12 @@ def _update_round(round_id: str, changed: dict[str, Any]) -> None:
     params = [
         f.get_db_prep_save(changed[n], connection) for n, f in zip(names, fields, strict=True)
     ]
-    rawsql.execute(sql, [*params, round_id])
+    run(sql, [*params, round_id])
 
 
-def _update_seat(round_id: str, seat: int, stake: int, gross: int) -> None:
+def _update_seat(
+    round_id: str, seat: int, stake: int, gross: int, run: Callable[[str, Sequence[Any]], object]
+) -> None:
     """The seat's amounts, written only when they differ (as `.exclude(...).update(...)`)."""
     if not _SEAT_UPDATE:
         qn = connection.ops.quote_name
@@ -195,7 +208,7 @@ def _update_seat(round_id: str, seat: int, stake: int, gross: int) -> None:
             f"WHERE {qn(cast(Any, meta.get_field('round')).column)} = %s AND {qn('seat')} = %s "
             f"AND NOT ({stake_c} = %s AND {gross_c} = %s)"
         )
-    rawsql.execute(_SEAT_UPDATE[0], [stake, gross, round_id, seat, stake, gross])
+    run(_SEAT_UPDATE[0], [stake, gross, round_id, seat, stake, gross])
 
 
 PROJECTED_FIELDS = (

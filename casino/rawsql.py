@@ -69,6 +69,44 @@ def execute(sql: str, params: Sequence[Any], *, using: str = DEFAULT_DB_ALIAS) -
     return query(sql, params, _rowcount, using=using)
 
 
+def later(sql: str, params: Sequence[Any], *, using: str = DEFAULT_DB_ALIAS) -> None:
+    """Queue a write (UPDATE, INSERT or DELETE) that nothing reads back before the next
+    `execute_with_queued` or `flush` on this connection, which sends it: on PostgreSQL in
+    front of that statement, as a WITH clause of it (a statement and a round trip saved),
+    elsewhere just before it. The queued writes and the flushing statement must touch
+    different rows. Whoever queues must make sure a flush follows inside the same
+    transaction, and `discard_queued` on the way out of one that fails (see the round
+    service)."""
+    connections[using].__dict__.setdefault("_rawsql_later", []).append((sql, list(params)))
+
+
+def execute_with_queued(sql: str, params: Sequence[Any], *, using: str = DEFAULT_DB_ALIAS) -> int:
+    """`execute` a write together with the writes `later` queued; its own row count."""
+    db = connections[using]
+    queued: list[tuple[str, list[Any]]] | None = db.__dict__.pop("_rawsql_later", None)
+    if not queued:
+        return execute(sql, params, using=using)
+    if db.vendor != "postgresql":
+        for statement, values in queued:
+            execute(statement, values, using=using)
+        return execute(sql, params, using=using)
+    withs = ", ".join(f"q{i} AS ({statement})" for i, (statement, _) in enumerate(queued))
+    values = [value for _, queued_values in queued for value in queued_values]
+    return execute(f"WITH {withs} {sql}", [*values, *params], using=using)
+
+
+def flush(*, using: str = DEFAULT_DB_ALIAS) -> None:
+    """Send whatever `later` queued on this connection (each as it is)."""
+    db = connections[using]
+    for statement, values in db.__dict__.pop("_rawsql_later", None) or ():
+        execute(statement, values, using=using)
+
+
+def discard_queued(*, using: str = DEFAULT_DB_ALIAS) -> None:
+    """Forget the queued writes (their transaction is rolling back)."""
+    connections[using].__dict__.pop("_rawsql_later", None)
+
+
 def _rowcount(cursor: Any) -> int:
     return int(cursor.rowcount)
 
@@ -138,6 +176,24 @@ def first(
     )
 
 
+_UPDATES: dict[tuple[type[Model], str, str], str] = {}
+
+
+def update_one(model: type[M], assignments: str, where: str, params: Sequence[Any]) -> M | None:
+    """UPDATE `model` SET `assignments` WHERE `where` RETURNING the row as it is now, as an
+    instance (None: no row matched, nothing changed). For a row that `where` picks out
+    alone: a lock, a check and a write in one statement. Columns and %s as in `first`;
+    PostgreSQL and SQLite (3.35+) both return the updated row."""
+    key = (model, assignments, where)
+    sql = _UPDATES.get(key)
+    if sql is None:
+        qn = connection.ops.quote_name
+        columns = ", ".join(qn(f.column) for f in model._meta.concrete_fields)
+        table = qn(model._meta.db_table)
+        sql = _UPDATES[key] = f"UPDATE {table} SET {assignments} WHERE {where} RETURNING {columns}"
+    return instance(model, fetch_one(sql, params))
+
+
 def fetch_one(
     sql: str, params: Sequence[Any], *, using: str = DEFAULT_DB_ALIAS
 ) -> tuple[Any, ...] | None:
@@ -193,6 +249,40 @@ def _returned(cursor: Any) -> Any:
     return cursor.fetchone()[0]
 
 
+def insert_together(*groups: Sequence[Model]) -> None:
+    """INSERT several models' new rows (each group one model, as `insert`), in order.
+
+    On PostgreSQL in one statement (each INSERT but the last in a WITH: a round trip and a
+    statement each saved; foreign keys between them are checked at the statement's end, when
+    every row is in). Primary keys the database assigns are not read back: for rows nothing
+    reads by key (a new round's seats). Elsewhere, one `insert` per group.
+    """
+    groups = tuple(group for group in groups if group)
+    db = connections[DEFAULT_DB_ALIAS]
+    if db.vendor != "postgresql" or len(groups) < 2:
+        for group in groups:
+            insert(group)
+        return
+    statements, params = [], []
+    for group in groups:
+        fields, values = _insert_values(group, db)
+        statements.append(_insert_sql(type(group[0]), fields, len(group), "", False))
+        params += values
+    *first, last = statements
+    withs = ", ".join(f"i{i} AS ({sql})" for i, sql in enumerate(first))
+    execute(f"WITH {withs} {last}", params)
+    for group in groups:
+        for obj in group:
+            obj._state.adding, obj._state.db = False, db.alias
+
+
+def _insert_values(objs: Sequence[Model], db: BaseDatabaseWrapper) -> tuple[list[Any], list[Any]]:
+    """The columns to write (all but an unset primary key) and the rows' prepared values."""
+    pk_missing = objs[0].pk is None
+    fields = [f for f in type(objs[0])._meta.concrete_fields if not (f.primary_key and pk_missing)]
+    return fields, [f.get_db_prep_save(f.pre_save(obj, True), db) for obj in objs for f in fields]
+
+
 def insert(objs: Sequence[Model], *, ignore_conflicts: bool = False) -> None:
     """INSERT new rows of one model as `save()` would (each field's `pre_save` for a new row,
     so auto_now_add is filled, then `get_db_prep_save`), in one raw statement.
@@ -207,9 +297,8 @@ def insert(objs: Sequence[Model], *, ignore_conflicts: bool = False) -> None:
         return
     db = connections[DEFAULT_DB_ALIAS]  # the wrapper itself: `connection` is a per-use lookup
     model = type(objs[0])
-    meta = model._meta
     pk_missing = objs[0].pk is None
-    fields = [f for f in meta.concrete_fields if not (f.primary_key and pk_missing)]
+    fields, params = _insert_values(objs, db)
     returning = ""
     if (
         pk_missing
@@ -217,8 +306,7 @@ def insert(objs: Sequence[Model], *, ignore_conflicts: bool = False) -> None:
         and not ignore_conflicts
         and db.features.can_return_columns_from_insert
     ):
-        returning = meta.pk.column
-    params = [f.get_db_prep_save(f.pre_save(obj, True), db) for obj in objs for f in fields]
+        returning = model._meta.pk.column
     sql = _insert_sql(model, fields, len(objs), returning, ignore_conflicts)
     if pk_missing and len(objs) == 1 and not ignore_conflicts:
         objs[0].pk = query(sql, params, _returned if returning else _lastrowid)

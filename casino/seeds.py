@@ -119,9 +119,12 @@ def seed_reveal(*, chain_id: str, nonce: int) -> str:
     return fairness_services.seed_reveal(chain_id=chain_id, nonce=nonce)
 
 
-def receipt_store(*, round_id: str, stored: Sequence[StoredEvent]) -> None:
-    """Sign the finished round's receipt and keep its public proof."""
-    fairness_services.round_proof_create(round_id=round_id, events=bundle_events(stored))
+def receipt_store(*, round_id: str, stored: Sequence[StoredEvent], first: bool = False) -> None:
+    """Sign the finished round's receipt and keep its public proof (`first`: the seed reveal
+    was just appended, so there is no proof yet to replace)."""
+    fairness_services.round_proof_create(
+        round_id=round_id, events=bundle_events(stored), first=first
+    )
 
 
 def bundle_events(stored: Sequence[StoredEvent]) -> list[dict[str, Any]]:

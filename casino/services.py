@@ -23,14 +23,17 @@ stuck (seed 000: "Malfunction voids all pays and plays").
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import connection, transaction
 
 from casino import notify, projections, rawsql, roundmoney, seeds
 from casino.engine.commands import Command, OpenRound, PlaceBet, RevealSeed, Timeout, VoidRound
@@ -39,10 +42,11 @@ from casino.engine.errors import DomainError
 from casino.engine.events import Event, Participant, RoundOptions, event_from_dict, event_to_dict
 from casino.engine.rules import RULESETS
 from casino.engine.state import RoundState
-from casino.errors import ApplicationError
+from casino.errors import ApplicationError, NotYours
 from casino.eventstore.models import StoredEvent
 from casino.eventstore.store import ConcurrencyError, NewEvent, append, load
 from casino.models import PlayerPreferences, Round, Table, TableStatus
+from fairness.models import ClientSeed
 
 logger = logging.getLogger(__name__)
 
@@ -140,6 +144,26 @@ def _preferences(user: UserRef) -> PlayerPreferences:
     return prefs
 
 
+_PREFERENCES_AND_SEED: list[str] = []
+
+
+def _preferences_and_seed(user_pk: int) -> tuple[PlayerPreferences, str]:
+    """The player's preferences and client seed, read in one statement (each is created on
+    first use, as `_preferences` and `seeds.client_seed_of` do)."""
+    if not _PREFERENCES_AND_SEED:
+        qn = connection.ops.quote_name
+        meta = PlayerPreferences._meta
+        columns = ", ".join(f"p.{qn(f.column)}" for f in meta.concrete_fields)
+        _PREFERENCES_AND_SEED.append(
+            f"SELECT {columns}, (SELECT c.seed FROM {ClientSeed._meta.db_table} c "
+            f"WHERE c.user_id = p.user_id) FROM {meta.db_table} p WHERE p.user_id = %s"
+        )
+    row = rawsql.fetch_one(_PREFERENCES_AND_SEED[0], [user_pk])
+    prefs = rawsql.instance(PlayerPreferences, row) or _preferences(user_pk)
+    seed = row[-1] if row is not None else None
+    return prefs, seed if seed is not None else seeds.client_seed_of(user_pk)
+
+
 def _options(table: Table) -> RoundOptions:
     return RoundOptions(
         min_bet=table.min_bet, max_bet=table.max_bet, chip_unit=table.chip_unit, stake=table.stake
@@ -162,11 +186,11 @@ def _opening(
         issued = seeds.seed_issue(table_id=str(table.pk))
         participants = []
         for user in players():
-            prefs = _preferences(user)
+            prefs, client_seed = _preferences_and_seed(_user_pk(user))
             participants.append(
                 Participant(
                     player_id=str(_user_pk(user)),
-                    client_seed=seeds.client_seed_of(_user_pk(user)),
+                    client_seed=client_seed,
                     offer_insurance=prefs.offer_insurance,
                     safety_net=prefs.safety_net,
                 )
@@ -231,9 +255,16 @@ def round_command(
     command: Command,
     at_ms: int | None = None,
     hook: CommandHook | None = None,
+    participant: int | None = None,
 ) -> RoundResult:
-    """Apply one player or clock command to a round through the service path."""
-    return _run(round_id, lambda state: command, at_ms, hook=hook)
+    """Apply one player or clock command to a round through the service path.
+
+    `participant`: the user the command must come from a seat of. The round's row is then
+    locked only if that user plays in it (one statement for both): otherwise a 404 (no such
+    round) or a 403 (`not_a_participant`), raised inside the transaction, so the hook's
+    writes roll back with it.
+    """
+    return _run(round_id, lambda state: command, at_ms, hook=hook, participant=participant)
 
 
 def round_timeout(*, round_id: str, at_ms: int | None = None) -> RoundResult:
@@ -261,12 +292,15 @@ def _run(
     is_void: bool = False,
     then: Callable[[], Command] | None = None,
     hook: CommandHook | None = None,
+    participant: int | None = None,
 ) -> RoundResult:
     """Retry on a concurrent writer; void the round on a malfunction."""
     for attempt in range(CONCURRENCY_RETRIES):
         try:
             at = at_ms if at_ms is not None else now_ms()
-            return _execute(round_id, build, at, table, hook=hook, then=then)
+            return _execute(
+                round_id, build, at, table, hook=hook, then=then, participant=participant
+            )
         except ConcurrencyError:  # rolled back, the hook's writes too: the next attempt redoes all
             if attempt == CONCURRENCY_RETRIES - 1:
                 raise
@@ -314,18 +348,29 @@ def _execute(
     *,
     hook: CommandHook | None = None,
     then: Callable[[], Command] | None = None,
+    participant: int | None = None,
 ) -> RoundResult:
     pending_error: DomainError | None = None
-    with transaction.atomic(durable=True):
+    with transaction.atomic(durable=True), _queued_writes():
         if hook is not None:
             hook.begin()  # the caller's first write (it may end the transaction here)
         row: Round | None = None
+        state: RoundState | None
         if table is None:
             # Commands on one round queue on its row instead of racing to a version conflict;
             # the unique (stream, version) still guards any writer that skips this lock. The
             # locked row is also the projection `project` updates (it is not read again).
-            row = rawsql.first(Round, "id = %s", [round_id], lock=True)
-            stored, state = round_load(round_id=round_id)
+            if participant is None:
+                row = rawsql.first(Round, "id = %s", [round_id], lock=True)
+            else:
+                row = rawsql.first(Round, _PLAYED_WHERE, [round_id, participant], lock=True)
+                if row is None:
+                    raise _not_played(round_id)
+            folded = _folded_get(round_id, row.version) if row is not None else None
+            if folded is not None:
+                stored, state = list(folded.stored), folded.state
+            else:
+                stored, state = round_load(round_id=round_id)
             if state is None:
                 raise ApplicationError(f"No round {round_id}.", code="not_found", status_code=404)
         else:
@@ -360,6 +405,7 @@ def _execute(
             stream_id=round_id,
             expected_version=len(stored),
             events=[event_to_new(e) for e in new],
+            head_hash=stored[-1].hash if stored else None,
         )
         roundmoney.post_legs(round_id=round_id, state=state, events=new, stored=appended)
         projection = projections.project(
@@ -369,12 +415,16 @@ def _execute(
             table=table,
             row=row,
             previous=previous,
+            queue=True,  # the row's UPDATE goes out with the answer's (or at the end)
         )
         if appended and state.finished and _proof_changes(appended):
-            seeds.receipt_store(round_id=round_id, stored=[*stored, *appended])
+            revealed_now = any(e.type == "ServerSeedRevealed" for e in appended)
+            seeds.receipt_store(round_id=round_id, stored=[*stored, *appended], first=revealed_now)
         if appended:
             notify.in_transaction(round_id=round_id, state=state, events=appended)
             notify.on_commit(round_id=round_id, state=state, events=appended)
+        if appended:
+            _folded_keep(round_id, (*stored, *appended), state)
         result = RoundResult(round=projection, state=state, events=appended)
         refused = None if pending_error is None else domain_error_to_application(pending_error)
         if hook is not None:  # last: the hook's answer commits with the command
@@ -385,6 +435,80 @@ def _execute(
     if refused is not None:
         raise refused from pending_error
     return result
+
+
+@contextmanager
+def _queued_writes() -> Iterator[None]:
+    """Inside the command's transaction: the writes queued with `rawsql.later` (the round's
+    projection UPDATE) go out with the hook's last write, else here at the end; a failing
+    command forgets them with its rollback."""
+    try:
+        yield
+    except BaseException:
+        rawsql.discard_queued()
+        raise
+    rawsql.flush()
+
+
+# The round's row, locked only if `participant` has a seat in it (rawsql.first's WHERE).
+_PLAYED_WHERE = (
+    "id = %s AND EXISTS (SELECT 1 FROM casino_roundplayer p "
+    "WHERE p.round_id = casino_round.id AND p.user_id = %s)"
+)
+
+
+def _not_played(round_id: str) -> NotYours:
+    """No round a participant may command: 404 if none has this id, else 403."""
+    if not Round.objects.filter(pk=round_id).exists():
+        return NotYours("No such round.", code="not_found", status_code=404)
+    return NotYours("You do not play in this round.", code="not_a_participant", status_code=403)
+
+
+@dataclass(frozen=True, slots=True)
+class _Folded:
+    version: int
+    stored: tuple[StoredEvent, ...]
+    state: RoundState
+
+
+# The last committed state of recently commanded rounds, per process. A command uses it only
+# when the round's locked row is at the same version: events are immutable and every append
+# goes through this path (under that lock, with the row's version in the same transaction),
+# so equal versions mean equal streams. Anything else (another process's command, a rolled
+# back one, an evicted round) reads and folds the events as before.
+FOLDED_MAX = 2048
+_folded: OrderedDict[str, _Folded] = OrderedDict()
+_folded_lock = threading.Lock()
+
+
+def _folded_get(round_id: str, version: int) -> _Folded | None:
+    with _folded_lock:
+        found = _folded.get(round_id)
+        if found is None or found.version != version:
+            return None
+        _folded.move_to_end(round_id)
+        return found
+
+
+def _folded_keep(round_id: str, stored: tuple[StoredEvent, ...], state: RoundState) -> None:
+    """After the commit (never for a rolled back command): remember the round's new state;
+    a finished round is forgotten (a later void reads its events)."""
+    folded = _Folded(len(stored), stored, state)
+
+    def keep() -> None:
+        with _folded_lock:
+            if state.finished:
+                _folded.pop(round_id, None)
+                return
+            known = _folded.get(round_id)
+            if known is not None and known.version >= folded.version:
+                return  # a later command's state got here first
+            _folded[round_id] = folded
+            _folded.move_to_end(round_id)
+            while len(_folded) > FOLDED_MAX:
+                _folded.popitem(last=False)
+
+    transaction.on_commit(keep)
 
 
 def round_state_for(*, round_id: str) -> RoundState:

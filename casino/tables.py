@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -186,6 +186,28 @@ def _seated_ids(table_id: int) -> list[int]:
     )
 
 
+_TABLE_AND_OPEN_ROUND: list[str] = []
+
+
+def table_and_open_round(table_id: int) -> tuple[Table, str | None] | None:
+    """The table and the id of its open round (None: none is open), in one statement (DEAL
+    reads both before its transaction); None when there is no such table."""
+    if not _TABLE_AND_OPEN_ROUND:
+        qn = connection.ops.quote_name
+        columns = ", ".join(f"t.{qn(f.column)}" for f in Table._meta.concrete_fields)
+        _TABLE_AND_OPEN_ROUND.append(
+            f"SELECT {columns}, (SELECT r.id FROM {Round._meta.db_table} r "
+            "WHERE r.table_id = t.id AND r.status = %s ORDER BY r.opened_at DESC LIMIT 1) "
+            f"FROM {Table._meta.db_table} t WHERE t.id = %s"
+        )
+    row = rawsql.fetch_one(_TABLE_AND_OPEN_ROUND[0], [RoundStatus.OPEN, table_id])
+    if row is None:
+        return None
+    table = rawsql.instance(Table, row)
+    assert table is not None
+    return table, row[-1]
+
+
 def open_round_at(table: Table) -> Round | None:
     return rawsql.first(
         Round,
@@ -239,11 +261,13 @@ def table_deal(
     mode: str,
     bets: Sequence[int],
     hook: services.CommandHook | None = None,
+    open_round_id: str | Literal[False] | None = False,
 ) -> services.RoundResult:
     """Place the player's bet, opening the table's next round first when none is open.
 
     One transaction (`services.round_deal`): the checks, the open, the bet and the player's
-    last bet (REBET) commit together, or nothing does.
+    last bet (REBET) commit together, or nothing does. `open_round_id`: the table's open
+    round as the caller just read it (`table_and_open_round`; None: none), else it is read.
     """
     rules = RULESETS[table.ruleset]
     if rules.kind != BANKED:
@@ -283,10 +307,12 @@ def table_deal(
     def players() -> list[int]:  # after bet(), in the same transaction
         return list(seated)
 
-    current = open_round_at(table)
+    if open_round_id is False:
+        current = open_round_at(table)
+        open_round_id = current.id if current is not None else None
     return services.round_deal(
         table=table,
-        round_id=current.id if current is not None else None,
+        round_id=open_round_id,
         bet=bet,
         players=players,
         hook=deal_hook,

@@ -161,6 +161,23 @@ def seed_issue(*, table_id: str) -> IssuedSeed:
     the next commitment, so publishing it early would reveal a round still in play.
     """
     _require_transaction()
+    # The common case in one statement: an active chain, the previous round revealed, and
+    # not its last seed; the row is locked as the UPDATE takes it. Anything else: below.
+    issued = rawsql.update_one(
+        SeedChain,
+        "next_index = next_index + 1",
+        "table_id = %s AND status = 'active' AND revealed_index >= next_index - 1 "
+        "AND next_index < length",
+        [table_id],
+    )
+    if issued is not None:
+        k = issued.next_index - 1
+        server_seed = _seed_of(issued, k)
+        if issued.remaining <= REFILL_AT:
+            _prepare_if_low(table_id)
+        return IssuedSeed(
+            chain=issued, nonce=k, commitment=hash_seed(server_seed), server_seed=server_seed
+        )
     chain = _active_chain(table_id)
     k = chain.next_index
     if chain.revealed_index < k - 1:
@@ -193,6 +210,16 @@ def server_seed_for(*, chain_id: str | int, nonce: int) -> str:
 def seed_reveal(*, chain_id: str | int, nonce: int) -> str:
     """Reveal round k's seed once it ended (settled or voided); it is public from then on."""
     _require_transaction()
+    if isinstance(nonce, int) and str(chain_id).isdigit():
+        # One statement when the seed was issued (the row locked as it is updated).
+        revealed = rawsql.update_one(
+            SeedChain,
+            "revealed_index = CASE WHEN revealed_index < %s THEN %s ELSE revealed_index END",
+            "id = %s AND %s >= 1 AND %s < next_index",
+            [nonce, nonce, int(chain_id), nonce, nonce],
+        )
+        if revealed is not None:
+            return _seed_of(revealed, nonce)
     chain = _chain(chain_id, lock=True)
     if not 1 <= nonce < chain.next_index:
         raise ApplicationError("That seed has not been issued.", code="seed_not_issued")
@@ -383,7 +410,9 @@ def receipt_sign(*, receipt: Mapping[str, Any]) -> tuple[str, str]:
     return signature, key.key_id
 
 
-def round_proof_create(*, round_id: str, events: Sequence[Mapping[str, Any]]) -> RoundProof:
+def round_proof_create(
+    *, round_id: str, events: Sequence[Mapping[str, Any]], first: bool = False
+) -> RoundProof:
     """Build, sign and keep the public proof of a finished round from its stored events.
 
     `events`: the round's whole stream as stored (body fields plus "hash"), ending with
@@ -391,9 +420,11 @@ def round_proof_create(*, round_id: str, events: Sequence[Mapping[str, Any]]) ->
     already settled). Idempotent per round id and final event: the same stream gives the same
     proof back. A late void supersedes the settled proof with a voided one over the longer
     stream; the settled receipt a player may hold still verifies against the prefix it
-    names, and the proof served from then on is the voided one.
+    names, and the proof served from then on is the voided one. `first`: the caller has just
+    appended the stream's seed reveal in this transaction, so the round has no proof yet
+    (it is not looked up; a proof there all the same fails the insert: round ids are unique).
     """
-    existing = rawsql.first(RoundProof, "round_id = %s", [round_id])
+    existing = None if first else rawsql.first(RoundProof, "round_id = %s", [round_id])
     if existing is not None and (
         not events or events[-1]["version"] <= existing.receipt["final_event_version"]
     ):

@@ -40,7 +40,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from casino import rawsql
-from casino.errors import ApplicationError, ConflictError, error_body
+from casino.errors import ApplicationError, ConflictError, NotYours, error_body
 from casino.services import HookExit, RoundResult
 from ledger import posting
 from ledger.idempotency import idempotency_key_clean
@@ -170,7 +170,8 @@ class Claim:
     def store(self, status: int, body: dict[str, Any]) -> None:
         """Inside the transaction that began with `begin`: the answer commits with the work."""
         assert self.record_id is not None, "store() needs begin() first, in this transaction"
-        rawsql.execute(_sql(_STORE_SQL), [status, _json(body), self.record_id])
+        # With the command's queued writes (its round's UPDATE): one statement on PostgreSQL.
+        rawsql.execute_with_queued(_sql(_STORE_SQL), [status, _json(body), self.record_id])
         self.stored = True
 
     def store_alone(self, status: int, body: dict[str, Any]) -> tuple[int, dict[str, Any], bool]:
@@ -238,7 +239,12 @@ def idempotent_command(
     except Replay as replay:
         return replay.status, replay.body, True
     except ApplicationError as exc:
-        if exc is claim.reused or exc.status_code == 409 or exc.status_code >= 500:
+        if (
+            exc is claim.reused
+            or exc.status_code == 409
+            or exc.status_code >= 500
+            or isinstance(exc, NotYours)
+        ):
             raise  # the key is free (rolled back, or deleted by `refuse`), or not this body's
         refusal = error_body(exc.code, exc.message, exc.extra)
         if claim.stored:  # stored in the command's committed transaction (`refuse`)

@@ -11,11 +11,13 @@ from typing import Any
 
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from casino import selectors, services
 from casino.api.common import (
+    ROUND_ID_RE,
     GameApi,
     RoundOut,
     own_round_body,
@@ -34,7 +36,6 @@ from casino.engine.commands import (
     TakeEvenMoney,
     TakeInsurance,
 )
-from casino.models import Round
 from ledger.apis import AmountField
 
 
@@ -67,10 +68,14 @@ class _ActionApi(GameApi):
         raise NotImplementedError
 
     def act(self, request: Request, round_id: str) -> Response:
-        found: Round = round_for_player(request, round_id)
+        if not ROUND_ID_RE.fullmatch(round_id):
+            round_for_player(request, round_id)  # 404 (a malformed id is no round)
         data = self.InputSerializer(data=request.data if request.data is not None else {})
-        data.is_valid(raise_exception=True)
-        player_id = str(user_pk(request))
+        if not data.is_valid():
+            round_for_player(request, round_id)  # a stranger's round: 403/404 before the 400
+            raise ValidationError(data.errors)
+        pk = user_pk(request)
+        player_id = str(pk)
         command = self.build(player_id, dict(data.validated_data))
 
         def answer(result: services.RoundResult) -> tuple[int, dict[str, Any]]:
@@ -78,13 +83,18 @@ class _ActionApi(GameApi):
 
         def perform(claim: Claim) -> tuple[int, dict[str, Any]]:
             # The key's record is the first write of the command's transaction, its answer
-            # the last: they commit (or roll back) with the command.
-            return answer(services.round_command(round_id=found.id, command=command, hook=claim))
+            # the last: they commit (or roll back) with the command. The service locks the
+            # round only if the caller plays in it (else 403/404, and the key stays free).
+            return answer(
+                services.round_command(
+                    round_id=round_id, command=command, hook=claim, participant=pk
+                )
+            )
 
         return idempotent_response(
             request,
             operation=f"rounds_{self.operation}",
-            payload={"round": found.id, **data.validated_data},
+            payload={"round": round_id, **data.validated_data},
             perform=perform,
             respond=answer,
         )

@@ -272,7 +272,11 @@ class TableDealApi(GameApi):
         operation_id="tables_deal", parameters=[HEADER], request=InputSerializer, responses=RoundOut
     )
     def post(self, request: Request, table_id: int) -> Response:
-        table = table_get(table_id)
+        found = tables.table_and_open_round(table_id)
+        if found is None:
+            table_get(table_id)  # the 404
+        assert found is not None
+        table, open_round_id = found
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         mode = data.validated_data["mode"]
@@ -285,7 +289,14 @@ class TableDealApi(GameApi):
         def perform(claim: Claim) -> tuple[int, dict[str, Any]]:
             user = request_user(request)
             return answer(
-                tables.table_deal(table=table, user=user, mode=mode, bets=bets, hook=claim)
+                tables.table_deal(
+                    table=table,
+                    user=user,
+                    mode=mode,
+                    bets=bets,
+                    hook=claim,
+                    open_round_id=open_round_id,
+                )
             )
 
         return idempotent_response(

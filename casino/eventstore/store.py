@@ -107,11 +107,15 @@ def append(
     expected_version: int,
     events: Sequence[NewEvent],
     using: str = DEFAULT_DB_ALIAS,
+    head_hash: str | None = None,
 ) -> list[StoredEvent]:
     """Append `events` after `expected_version` (0 = new stream) inside the caller's transaction.
 
     Raises ConcurrencyError (HTTP 409) if the stream is not at `expected_version`; the caller's
     transaction is then marked for rollback and the whole command should be retried.
+    `head_hash`: the hash of the stream's event at `expected_version` as the caller read it
+    (the round service has just loaded the stream); like this thread's cached head, the
+    INSERT re-checks it, and a wrong one costs a read of the real head, never a wrong chain.
     """
     connection = connections[using]
     if not connection.in_atomic_block:
@@ -121,7 +125,11 @@ def append(
     _check_arguments(stream_id, expected_version, events)
     if not events:
         return []
-    prev_hash = GENESIS if expected_version == 0 else _heads.get(using, stream_id, expected_version)
+    prev_hash = (
+        GENESIS
+        if expected_version == 0
+        else head_hash or _heads.get(using, stream_id, expected_version)
+    )
     from_cache = prev_hash is not None and expected_version > 0
     if prev_hash is None:
         prev_hash = _fetch_hash(connection, stream_id, expected_version)

@@ -215,3 +215,27 @@ def test_table_posts_replay_their_answer() -> None:
     assert api.post(f"/api/tables/{table.pk}/leave/", key="leave")["Idempotent-Replayed"] == (
         "true"
     )
+
+
+def test_an_action_on_a_strangers_round_records_nothing(stack: Stack) -> None:
+    # The service checks the seat as it locks the round, inside the command's transaction,
+    # after the key's record: the 403 (or 404) rolls the record back, as a check made before
+    # the transaction would have left none. Bad input from a stranger is still a 403 first.
+    stack(HAND)
+    owner, other = Api(make_player()), Api(make_player())
+    round_id = deal(owner, personal(owner), "1")["round_id"]
+    refused = other.post(f"/api/rounds/{round_id}/hit/", {}, key="h")
+    assert_error(refused, 403, "not_a_participant")
+    assert record(other.user, "h") is None
+    assert_error(
+        other.post(f"/api/rounds/{round_id}/hit/", {"confirm": "maybe"}), 403, "not_a_participant"
+    )
+    missing = "00000000-0000-4000-8000-000000000000"
+    assert_error(other.post(f"/api/rounds/{missing}/hit/", {}, key="m"), 404, "not_found")
+    assert record(other.user, "m") is None
+    assert_error(
+        owner.post(f"/api/rounds/{round_id}/hit/", {"confirm": "maybe"}), 400, "invalid_input"
+    )
+    hit = owner.post(f"/api/rounds/{round_id}/hit/", {}, key="h")  # the same key, its owner
+    assert hit.status_code == 200
+    assert cards(hit.json()["view"]["boxes"][0]["hands"][0]) == ["5S", "6C", "2C"]

@@ -125,3 +125,91 @@ def test_insert_can_skip_rows_that_conflict() -> None:
     )
     rawsql.insert([again], ignore_conflicts=True)  # the open wrote this seat: skipped, no error
     assert list(RoundPlayer.objects.filter(round_id=opened.round.id).values_list("stake")) == [(0,)]
+
+
+def test_insert_together_writes_a_round_and_its_seats_in_one_statement_on_postgres() -> None:
+    from django.test.utils import CaptureQueriesContext
+
+    from casino.models import RoundPlayer
+
+    alice, bob = make_player("alice"), make_player("bob")
+    table = make_table("classic")
+    opened = Round.objects.get(id=services.round_open(table=table, players=[alice]).round.id)
+    fresh = Round(
+        **{
+            f.attname: getattr(opened, f.attname)
+            for f in Round._meta.concrete_fields
+            if f.attname != "id"
+        },
+        id="11111111-2222-4333-8444-555555555555",
+    )
+    seats = [
+        RoundPlayer(round=fresh, user_id=user.pk, seat=i, stake=5 * i, gross_return=0)
+        for i, user in enumerate([alice, bob])
+    ]
+    with CaptureQueriesContext(connection) as queries:
+        rawsql.insert_together([fresh], seats, [])
+    assert len(queries) == (1 if connection.vendor == "postgresql" else 2)
+    assert Round.objects.get(id=fresh.id).nonce == opened.nonce
+    written = RoundPlayer.objects.filter(round_id=fresh.id).order_by("seat")
+    assert [(p.user_id, p.seat, p.stake) for p in written] == [(alice.pk, 0, 0), (bob.pk, 1, 5)]
+    assert not fresh._state.adding and not seats[1]._state.adding
+
+
+def test_a_round_opens_with_the_players_preferences_and_client_seed_read_together() -> None:
+    from django.test.utils import CaptureQueriesContext
+
+    from fairness.models import ClientSeed
+
+    alice, bob = make_player("alice"), make_player("bob")
+    # bob has neither row yet: both are created on first use, as before.
+    PlayerPreferences.objects.update_or_create(user_id=alice.pk, defaults={"safety_net": True})
+    ClientSeed.objects.update_or_create(user_id=alice.pk, defaults={"seed": "alice-own-seed"})
+    assert not PlayerPreferences.objects.filter(user_id=bob.pk).exists()
+    assert not ClientSeed.objects.filter(user_id=bob.pk).exists()
+    with CaptureQueriesContext(connection) as queries:
+        assert services._preferences_and_seed(alice.pk)[1] == "alice-own-seed"
+    assert len(queries) == 1
+    prefs, seed = services._preferences_and_seed(bob.pk)
+    assert prefs.user_id == bob.pk and seed == ClientSeed.objects.get(user_id=bob.pk).seed
+    table = make_table("duel_classic")
+    opened = services.round_open(table=table, players=[alice, bob])
+    participants = opened.state.opened.participants
+    assert [(p.client_seed, p.safety_net) for p in participants] == [
+        ("alice-own-seed", True),
+        (seed, False),  # the default
+    ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_queued_writes_go_out_with_the_next_flushing_write_or_are_forgotten() -> None:
+    from django.db import transaction
+    from django.test.utils import CaptureQueriesContext
+
+    alice = make_player("alice")
+    PlayerPreferences.objects.update_or_create(user_id=alice.pk, defaults={"last_bet": [1]})
+    table = make_table("classic")
+    update_table = "UPDATE casino_table SET version = %s WHERE id = %s"
+    update_prefs = "UPDATE casino_playerpreferences SET last_bet = %s WHERE user_id = %s"
+    with transaction.atomic(), CaptureQueriesContext(connection) as queries:
+        rawsql.later(update_table, [7, table.pk])
+        assert table.__class__.objects.get(pk=table.pk).version == table.version  # not sent
+        changed = rawsql.execute_with_queued(update_prefs, ["[2]", alice.pk])
+    writes = [q["sql"] for q in queries.captured_queries if q["sql"].startswith(("UPDATE", "WITH"))]
+    assert changed == 1  # the flushing statement's own row count
+    assert len(writes) == (1 if connection.vendor == "postgresql" else 2), writes
+    table.refresh_from_db()
+    assert table.version == 7
+    assert PlayerPreferences.objects.get(user_id=alice.pk).last_bet == [2]
+
+    with transaction.atomic():  # nothing flushes: `flush` sends it as it is
+        rawsql.later(update_table, [8, table.pk])
+        rawsql.flush()
+    table.refresh_from_db()
+    assert table.version == 8
+
+    rawsql.later(update_table, [9, table.pk])
+    rawsql.discard_queued()  # a failed command's rollback
+    rawsql.flush()
+    table.refresh_from_db()
+    assert table.version == 8

@@ -162,6 +162,23 @@ def test_a_stale_cached_head_is_rechecked_not_trusted() -> None:
     assert verify_stream(events) == []
 
 
+def test_a_head_hash_given_by_the_caller_is_used_and_rechecked() -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    stream = new_stream()
+    first = append(stream_id=stream, expected_version=0, events=_events("A"))
+    _heads.drop("default", stream)  # another thread's append: this one's cache knows nothing
+    with CaptureQueriesContext(connection) as queries:
+        append(stream_id=stream, expected_version=1, events=_events("B"), head_hash=first[-1].hash)
+    assert not any(q["sql"].startswith("SELECT hash") for q in queries), queries.captured_queries
+    _heads.drop("default", stream)
+    append(stream_id=stream, expected_version=2, events=_events("C"), head_hash="f" * 64)  # wrong
+    events = load(stream)
+    assert [e.type for e in events] == ["A", "B", "C"]
+    assert verify_stream(events) == []
+
+
 @pytest.mark.django_db(transaction=True)
 def test_appends_go_on_after_rolled_back_transactions(purge_events: None) -> None:
     # On PostgreSQL the append statement is prepared per connection, and a rollback drops it.

@@ -198,6 +198,25 @@ def test_a_finished_round_gets_a_signed_proof_that_verifies() -> None:
     assert services.round_proof_create(round_id="round-0", events=[]) == proofs[0]  # idempotent
 
 
+def test_a_first_proof_is_written_without_a_lookup_and_never_twice() -> None:
+    from django.db import IntegrityError, connection, transaction
+    from django.test.utils import CaptureQueriesContext
+
+    proof = round_play(table_id="t8", round_id="r-first", client_seeds=["alice"])
+    stored = [
+        {**e.stored_body(), "hash": e.hash}
+        for e in StoredEvent.objects.filter(stream_id="r-first").order_by("version")
+    ]
+    proof.delete()
+    with CaptureQueriesContext(connection) as queries:
+        again = services.round_proof_create(round_id="r-first", events=stored, first=True)
+    assert not any("SELECT" in q["sql"] and "fairness_roundproof" in q["sql"] for q in queries)
+    assert again.bundle_line == proof.bundle_line  # the same stream, the same signed proof
+    with pytest.raises(IntegrityError), transaction.atomic():  # "first" with a proof there
+        services.round_proof_create(round_id="r-first", events=stored, first=True)
+    assert services.round_proof_create(round_id="r-first", events=stored) == again
+
+
 def test_a_proof_needs_the_finished_round() -> None:
     opened = round_open(table_id="t1", round_id="r-open", client_seeds=["alice"])
     stored = [
