@@ -28,10 +28,11 @@ import logging
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+import redis
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from channels_redis.core import RedisChannelLayer
@@ -56,7 +57,16 @@ return over_capacity
 """
 
 
-Send = tuple[str, dict[str, Any]]  # (group, message)
+# (group, message): the message, or a function that builds it, called only for a group
+# someone listens on (a round's views are built and serialized for nobody otherwise).
+Message = dict[str, Any] | Callable[[], dict[str, Any]]
+Send = tuple[str, Message]
+
+
+def _built(message: Message) -> dict[str, Any]:
+    return message() if callable(message) else message
+
+
 _open = threading.local()  # .sends: the list of this thread's open batch
 
 
@@ -87,19 +97,46 @@ def send(sends: Sequence[Send]) -> None:
 def _deliver(sends: Sequence[Send]) -> None:
     layer = get_channel_layer()
     if layer is not None and sends:
+        deliver(layer, sends)
+
+
+def deliver(layer: Any, sends: Sequence[Send]) -> None:
+    """From a synchronous thread: `group_send_many(layer, sends)`.
+
+    On channels-redis the member lookups run from this thread with a plain Redis client (the
+    same script), and only the groups someone listens on cross into the event loop: a
+    round's groups most often have nobody listening, and then nothing crosses at all.
+    """
+    if type(layer) is not RedisChannelLayer:
         async_to_sync(group_send_many)(layer, sends)
+        return
+    members = _members_now(layer, [group for group, _ in sends])
+    listened = [
+        (group, channels, _built(message))
+        for (group, message), channels in zip(sends, members, strict=True)
+        if channels
+    ]
+    if listened:
+        async_to_sync(_send_each)(layer, listened)
+
+
+async def _send_each(
+    layer: RedisChannelLayer, sends: Sequence[tuple[str, list[str], dict[str, Any]]]
+) -> None:
+    for group, channels, message in sends:
+        await _send(layer, group, channels, message)
 
 
 async def group_send_many(layer: Any, sends: Sequence[Send]) -> None:
     """`await layer.group_send(group, message)` for each (group, message), in order."""
     if type(layer) is not RedisChannelLayer:
         for group, message in sends:
-            await layer.group_send(group, message)
+            await layer.group_send(group, _built(message))
         return
     members = await _members(layer, [group for group, _ in sends])
     for (group, message), channels in zip(sends, members, strict=True):
         if channels:
-            await _send(layer, group, channels, message)
+            await _send(layer, group, channels, _built(message))
 
 
 # Every group's lookup in one command: what channels-redis's group_send runs on each group
@@ -112,6 +149,42 @@ for i = 1, #KEYS do
 end
 return found
 """
+
+
+_clients: dict[str, Any] = {}  # shard address -> (client, registered members script)
+_clients_lock = threading.Lock()
+
+
+def _shard_script(layer: RedisChannelLayer, index: int) -> Any:
+    """The members script on a synchronous client of the layer's shard `index` (one client
+    per address and process, shared by its threads: redis-py's pool is thread-safe)."""
+    host = dict(layer.hosts[index])
+    address = str(host.pop("address"))
+    found = _clients.get(address)
+    if found is None:
+        with _clients_lock:
+            found = _clients.get(address)
+            if found is None:
+                host.pop("master_name", None)  # a sentinel host: not for this fast path
+                client = redis.Redis.from_url(address, **host)
+                found = _clients[address] = client.register_script(_MEMBERS_LUA)
+    return found
+
+
+def _members_now(layer: RedisChannelLayer, groups: Sequence[str]) -> list[list[str]]:
+    """`_members` from a synchronous thread: the same script, per shard."""
+    by_shard: dict[int, list[int]] = defaultdict(list)
+    for i, group in enumerate(groups):
+        assert layer.require_valid_group_name(group), "Group name not valid"
+        by_shard[layer.consistent_hash(group)].append(i)
+    found: list[list[str]] = [[] for _ in groups]
+    expired_before = int(time.time()) - layer.group_expiry
+    for index, positions in by_shard.items():
+        keys = [layer._group_key(groups[i]) for i in positions]
+        replies = _shard_script(layer, index)(keys=keys, args=[expired_before])
+        for i, names in zip(positions, replies, strict=True):
+            found[i] = [name.decode("utf8") for name in names]
+    return found
 
 
 async def _members(layer: RedisChannelLayer, groups: Sequence[str]) -> list[list[str]]:

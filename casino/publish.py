@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from channels.layers import get_channel_layer
@@ -59,43 +59,43 @@ def publish_round(round_id: str, state: RoundState, events: Sequence[StoredEvent
     first, last = events[0].version, events[-1].version
     types = [e.type for e in events]
     participants = [p.player_id for p in state.opened.participants]
-    public = message(
-        state=state, viewer=Viewer("public"), from_version=first, version=last, types=types
-    )
     meta = {
         "round_id": round_id,
         "table_id": state.opened.table_id,
         "from_version": first,
         "version": last,
     }
-    # Serialized once here: the layer then copies one string per socket, not a nested dict.
-    sends: list[tuple[str, dict[str, Any]]] = [
-        (
-            table_group(state.opened.table_id),
-            {
-                "type": "round.public",
-                "participants": participants,
-                "meta": meta,
-                "text": json.dumps(public),
-            },
+
+    # Each view is built (and serialized once: the layer then copies one string per socket,
+    # not a nested dict) only if someone listens on its group (casino.layersend).
+    def public() -> dict[str, Any]:
+        shown = message(
+            state=state, viewer=Viewer("public"), from_version=first, version=last, types=types
         )
-    ]
-    for player_id in participants:
-        own = message(
-            state=state,
-            viewer=Viewer("player", player_id),
-            from_version=first,
-            version=last,
-            types=types,
-        )
-        sends.append(
-            (
-                player_group(player_id),
-                {"type": "round.private", "meta": meta, "text": json.dumps(own)},
+        return {
+            "type": "round.public",
+            "participants": participants,
+            "meta": meta,
+            "text": json.dumps(shown),
+        }
+
+    def private(player_id: str) -> Callable[[], dict[str, Any]]:
+        def build() -> dict[str, Any]:
+            own = message(
+                state=state,
+                viewer=Viewer("player", player_id),
+                from_version=first,
+                version=last,
+                types=types,
             )
-        )
+            return {"type": "round.private", "meta": meta, "text": json.dumps(own)}
+
+        return build
+
+    sends: list[layersend.Send] = [(table_group(state.opened.table_id), public)]
+    sends += [(player_group(player_id), private(player_id)) for player_id in participants]
     # In order, the table's first, then each player's; with the command's other after-commit
-    # sends in one crossing into the event loop (casino.layersend).
+    # sends, together (casino.layersend).
     layersend.send(sends)
 
 

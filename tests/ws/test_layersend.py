@@ -72,6 +72,55 @@ def test_each_member_gets_its_groups_messages_in_order_and_empty_groups_get_noth
     }
 
 
+def test_a_thread_delivers_in_order_and_builds_only_the_messages_someone_listens_to(
+    layer: Any,
+) -> None:
+    # `deliver` is how the after-commit publishers send (from the request's thread): on
+    # channels-redis the lookups run from the thread and only listened groups cross over.
+    table, alice, empty = _group(), _group(), _group()
+    built: list[int] = []
+
+    def lazy(n: int) -> Any:
+        def build() -> dict[str, Any]:
+            built.append(n)
+            return {"type": "round.private", "n": n}
+
+        return build
+
+    async def join() -> tuple[str, str]:
+        spectator, player = await layer.new_channel(), await layer.new_channel()
+        await layer.group_add(table, spectator)
+        await layer.group_add(table, player)
+        await layer.group_add(alice, player)
+        return spectator, player
+
+    spectator, player = async_to_sync(join)()
+    layersend.deliver(
+        layer,
+        [
+            (table, {"type": "round.public", "n": 1}),
+            (alice, lazy(2)),
+            (empty, lazy(3)),  # nobody listens: never built, nothing sent
+            (table, lazy(4)),
+        ],
+    )
+
+    async def drain() -> dict[str, list[Any]]:
+        got: dict[str, list[Any]] = {"spectator": [], "player": []}
+        for name, channel, count in (("spectator", spectator, 2), ("player", player, 3)):
+            for _ in range(count):
+                message = await layer.receive(channel)
+                got[name].append((message["type"], message["n"]))
+        return got
+
+    assert async_to_sync(drain)() == {
+        "spectator": [("round.public", 1), ("round.private", 4)],
+        "player": [("round.public", 1), ("round.private", 2), ("round.private", 4)],
+    }
+    if type(layer).__name__ == "RedisChannelLayer":
+        assert built == [2, 4]  # the empty group's message was never built
+
+
 def test_batched_sends_wait_for_the_end_of_the_block_and_go_out_once_in_order(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -96,10 +145,10 @@ def test_a_failed_delivery_never_undoes_the_committed_command(
     from casino.eventstore.models import StoredEvent
     from tests.casino.conftest import make_player, make_table
 
-    async def broken(layer: Any, sends: Any) -> None:
+    def broken(layer: Any, sends: Any) -> None:
         raise ConnectionError("the channel layer is down")
 
-    monkeypatch.setattr(layersend, "group_send_many", broken)
+    monkeypatch.setattr(layersend, "deliver", broken)
     alice = make_player("alice")
     opened = services.round_open(table=make_table("classic"), players=[alice])
     assert StoredEvent.objects.filter(stream_id=opened.round.id).count() == opened.round.version
