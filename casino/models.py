@@ -105,6 +105,14 @@ class Round(models.Model):
         indexes = [
             models.Index(fields=["status", "deadline_ms"]),
             models.Index(fields=["table", "status"]),
+            # A table's open round (DEAL, the lobby): only open rounds are in it, so finding
+            # one does not grow with the table's history. Queries name status = 'open' as a
+            # literal, so a prepared statement's generic plan can use it too.
+            models.Index(
+                fields=["table", "-opened_at"],
+                condition=models.Q(status="open"),
+                name="casino_round_open_by_table",
+            ),
         ]
         permissions = [
             ("void_round", "Can void a round"),

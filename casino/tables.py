@@ -197,10 +197,11 @@ def table_and_open_round(table_id: int) -> tuple[Table, str | None] | None:
         columns = ", ".join(f"t.{qn(f.column)}" for f in Table._meta.concrete_fields)
         _TABLE_AND_OPEN_ROUND.append(
             f"SELECT {columns}, (SELECT r.id FROM {Round._meta.db_table} r "
-            "WHERE r.table_id = t.id AND r.status = %s ORDER BY r.opened_at DESC LIMIT 1) "
+            f"WHERE r.table_id = t.id AND r.status = '{RoundStatus.OPEN}' "
+            "ORDER BY r.opened_at DESC LIMIT 1) "
             f"FROM {Table._meta.db_table} t WHERE t.id = %s"
         )
-    row = rawsql.fetch_one(_TABLE_AND_OPEN_ROUND[0], [RoundStatus.OPEN, table_id])
+    row = rawsql.fetch_one(_TABLE_AND_OPEN_ROUND[0], [table_id])
     if row is None:
         return None
     table = rawsql.instance(Table, row)
@@ -211,8 +212,8 @@ def table_and_open_round(table_id: int) -> tuple[Table, str | None] | None:
 def open_round_at(table: Table) -> Round | None:
     return rawsql.first(
         Round,
-        "table_id = %s AND status = %s",
-        [table.pk, RoundStatus.OPEN],
+        f"table_id = %s AND status = '{RoundStatus.OPEN}'",
+        [table.pk],
         order_by="opened_at DESC",
     )
 

@@ -155,3 +155,22 @@ def test_each_classic_request_is_one_transaction_within_its_statement_budget(
     assert {name: c[1] for name, c in counted.items()} == dict.fromkeys(budget, 1), counted
     over = {name: (c[0], budget[name]) for name, c in counted.items() if c[0] > budget[name]}
     assert not over, f"statements per request above budget (counted, budget): {over}"
+
+
+@pytest.mark.postgres
+def test_a_tables_open_round_is_found_through_the_open_rounds_index() -> None:
+    # DEAL reads the table's open round on every request: through the partial index of open
+    # rounds, not by filtering the table's whole history (a personal table keeps every round).
+    from casino.tables import _TABLE_AND_OPEN_ROUND, table_and_open_round
+
+    alice = make_player("alice")
+    table = make_table("classic")
+    assert table_and_open_round(table.pk) == (table, None)
+    opened = services.round_open(table=table, players=[alice])
+    found = table_and_open_round(table.pk)
+    assert found is not None and found[1] == opened.round.id
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")  # an empty test table: no seq scan
+        cursor.execute("EXPLAIN " + _TABLE_AND_OPEN_ROUND[0], [table.pk])
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "casino_round_open_by_table" in plan, plan
