@@ -18,8 +18,12 @@ layer, the pub/sub layer) gets its own `group_send` per group.
 
 `send` is how the after-commit publishers send: inside `batched()` (the round service opens
 one around a command's publishers) their sends wait for the end of the block and then go out
-together, in order, in one crossing from the request's thread into the event loop: a round's
-messages and, when it finishes, the stats group's ping.
+together, in order (`deliver`): a round's messages and, when it finishes, the stats group's
+ping. On channels-redis the lookups run from the request's thread on a plain redis-py client
+(the same script), a message may be a function that builds it (a round's views), called only
+for a group someone listens on, and only those groups cross into the event loop for the
+send: with nobody listening (no socket open on a personal table) a publish is one Redis
+script and nothing else (0.8 M instructions a game request less, `bench apicost`).
 """
 
 from __future__ import annotations
@@ -107,8 +111,8 @@ def deliver(layer: Any, sends: Sequence[Send]) -> None:
     same script), and only the groups someone listens on cross into the event loop: a
     round's groups most often have nobody listening, and then nothing crosses at all.
     """
-    if type(layer) is not RedisChannelLayer:
-        async_to_sync(group_send_many)(layer, sends)
+    if type(layer) is not RedisChannelLayer or not all("address" in h for h in layer.hosts):
+        async_to_sync(group_send_many)(layer, sends)  # (Sentinel hosts: the layer's own way)
         return
     members = _members_now(layer, [group for group, _ in sends])
     listened = [
@@ -151,8 +155,8 @@ return found
 """
 
 
-_clients: dict[str, Any] = {}  # shard address -> (client, registered members script)
-_clients_lock = threading.Lock()
+_scripts: dict[str, Any] = {}  # shard address -> the members script on a sync client
+_scripts_lock = threading.Lock()
 
 
 def _shard_script(layer: RedisChannelLayer, index: int) -> Any:
@@ -160,14 +164,13 @@ def _shard_script(layer: RedisChannelLayer, index: int) -> Any:
     per address and process, shared by its threads: redis-py's pool is thread-safe)."""
     host = dict(layer.hosts[index])
     address = str(host.pop("address"))
-    found = _clients.get(address)
+    found = _scripts.get(address)
     if found is None:
-        with _clients_lock:
-            found = _clients.get(address)
+        with _scripts_lock:
+            found = _scripts.get(address)
             if found is None:
-                host.pop("master_name", None)  # a sentinel host: not for this fast path
                 client = redis.Redis.from_url(address, **host)
-                found = _clients[address] = client.register_script(_MEMBERS_LUA)
+                found = _scripts[address] = client.register_script(_MEMBERS_LUA)
     return found
 
 

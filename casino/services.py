@@ -423,7 +423,6 @@ def _execute(
         if appended:
             notify.in_transaction(round_id=round_id, state=state, events=appended)
             notify.on_commit(round_id=round_id, state=state, events=appended)
-        if appended:
             _folded_keep(round_id, (*stored, *appended), state)
         result = RoundResult(round=projection, state=state, events=appended)
         refused = None if pending_error is None else domain_error_to_application(pending_error)
