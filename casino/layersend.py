@@ -174,36 +174,49 @@ def _shard_script(layer: RedisChannelLayer, index: int) -> Any:
     return found
 
 
-def _members_now(layer: RedisChannelLayer, groups: Sequence[str]) -> list[list[str]]:
-    """`_members` from a synchronous thread: the same script, per shard."""
+def _shards(
+    layer: RedisChannelLayer, groups: Sequence[str]
+) -> list[tuple[int, list[int], list[Any]]]:
+    """Per shard: its index, the positions of its groups in `groups`, and their keys."""
     by_shard: dict[int, list[int]] = defaultdict(list)
     for i, group in enumerate(groups):
         assert layer.require_valid_group_name(group), "Group name not valid"
         by_shard[layer.consistent_hash(group)].append(i)
+    return [
+        (index, positions, [layer._group_key(groups[i]) for i in positions])
+        for index, positions in by_shard.items()
+    ]
+
+
+def _found(groups: Sequence[str], answers: list[tuple[list[int], Any]]) -> list[list[str]]:
+    """Each group's channel names from the shards' (positions, script reply) pairs."""
     found: list[list[str]] = [[] for _ in groups]
-    expired_before = int(time.time()) - layer.group_expiry
-    for index, positions in by_shard.items():
-        keys = [layer._group_key(groups[i]) for i in positions]
-        replies = _shard_script(layer, index)(keys=keys, args=[expired_before])
+    for positions, replies in answers:
         for i, names in zip(positions, replies, strict=True):
             found[i] = [name.decode("utf8") for name in names]
     return found
+
+
+def _members_now(layer: RedisChannelLayer, groups: Sequence[str]) -> list[list[str]]:
+    """`_members` from a synchronous thread: the same script, per shard."""
+    expired_before = int(time.time()) - layer.group_expiry
+    answers = [
+        (positions, _shard_script(layer, index)(keys=keys, args=[expired_before]))
+        for index, positions, keys in _shards(layer, groups)
+    ]
+    return _found(groups, answers)
 
 
 async def _members(layer: RedisChannelLayer, groups: Sequence[str]) -> list[list[str]]:
     """Each group's channels after dropping the expired ones: one script per shard."""
-    by_shard: dict[int, list[int]] = defaultdict(list)
-    for i, group in enumerate(groups):
-        assert layer.require_valid_group_name(group), "Group name not valid"
-        by_shard[layer.consistent_hash(group)].append(i)
-    found: list[list[str]] = [[] for _ in groups]
     expired_before = int(time.time()) - layer.group_expiry
-    for index, positions in by_shard.items():
-        keys = [layer._group_key(groups[i]) for i in positions]
-        replies = await layer.connection(index).eval(_MEMBERS_LUA, len(keys), *keys, expired_before)
-        for i, names in zip(positions, replies, strict=True):
-            found[i] = [name.decode("utf8") for name in names]
-    return found
+    answers = []
+    for index, positions, keys in _shards(layer, groups):
+        connection = layer.connection(index)
+        answers.append(
+            (positions, await connection.eval(_MEMBERS_LUA, len(keys), *keys, expired_before))
+        )
+    return _found(groups, answers)
 
 
 async def _send(

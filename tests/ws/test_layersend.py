@@ -39,17 +39,32 @@ def _group() -> str:
     return f"t{uuid.uuid4().hex[:12]}"
 
 
+async def _join(layer: Any, table: str, alice: str) -> tuple[str, str]:
+    """A spectator of the table, and a player in the table's group and in their own."""
+    spectator, player = await layer.new_channel(), await layer.new_channel()
+    await layer.group_add(table, spectator)
+    await layer.group_add(table, player)
+    await layer.group_add(alice, player)
+    return spectator, player
+
+
+async def _drain(layer: Any, spectator: str, player: str) -> dict[str, list[Any]]:
+    """(type, n) of the 2 messages the spectator gets and the 3 the player gets, in order."""
+    got: dict[str, list[Any]] = {"spectator": [], "player": []}
+    for name, channel, count in (("spectator", spectator, 2), ("player", player, 3)):
+        for _ in range(count):
+            message = await layer.receive(channel)
+            got[name].append((message["type"], message["n"]))
+    return got
+
+
 def test_each_member_gets_its_groups_messages_in_order_and_empty_groups_get_nothing(
     layer: Any,
 ) -> None:
     table, alice, empty = _group(), _group(), _group()
 
     async def scenario() -> dict[str, list[Any]]:
-        spectator = await layer.new_channel()
-        player = await layer.new_channel()
-        await layer.group_add(table, spectator)
-        await layer.group_add(table, player)
-        await layer.group_add(alice, player)
+        spectator, player = await _join(layer, table, alice)
         await layersend.group_send_many(
             layer,
             [
@@ -59,12 +74,7 @@ def test_each_member_gets_its_groups_messages_in_order_and_empty_groups_get_noth
                 (table, {"type": "round.public", "n": 4}),
             ],
         )
-        got: dict[str, list[Any]] = {"spectator": [], "player": []}
-        for name, channel, count in (("spectator", spectator, 2), ("player", player, 3)):
-            for _ in range(count):
-                message = await layer.receive(channel)
-                got[name].append((message["type"], message["n"]))
-        return got
+        return await _drain(layer, spectator, player)
 
     assert async_to_sync(scenario)() == {
         "spectator": [("round.public", 1), ("round.public", 4)],
@@ -87,14 +97,7 @@ def test_a_thread_delivers_in_order_and_builds_only_the_messages_someone_listens
 
         return build
 
-    async def join() -> tuple[str, str]:
-        spectator, player = await layer.new_channel(), await layer.new_channel()
-        await layer.group_add(table, spectator)
-        await layer.group_add(table, player)
-        await layer.group_add(alice, player)
-        return spectator, player
-
-    spectator, player = async_to_sync(join)()
+    spectator, player = async_to_sync(_join)(layer, table, alice)
     layersend.deliver(
         layer,
         [
@@ -104,16 +107,7 @@ def test_a_thread_delivers_in_order_and_builds_only_the_messages_someone_listens
             (table, lazy(4)),
         ],
     )
-
-    async def drain() -> dict[str, list[Any]]:
-        got: dict[str, list[Any]] = {"spectator": [], "player": []}
-        for name, channel, count in (("spectator", spectator, 2), ("player", player, 3)):
-            for _ in range(count):
-                message = await layer.receive(channel)
-                got[name].append((message["type"], message["n"]))
-        return got
-
-    assert async_to_sync(drain)() == {
+    assert async_to_sync(_drain)(layer, spectator, player) == {
         "spectator": [("round.public", 1), ("round.private", 4)],
         "player": [("round.public", 1), ("round.private", 2), ("round.private", 4)],
     }
