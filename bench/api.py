@@ -393,6 +393,8 @@ def run(quick: bool) -> dict[str, Any]:
     import logging
     import socket
 
+    from bench.engine import loop_ns
+
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request otherwise
     players = 8 if quick else 32
     tokens, table = _prepare(players)
@@ -403,6 +405,7 @@ def run(quick: bool) -> dict[str, Any]:
         port = int(s.getsockname()[1])
     workers = server_workers()
     load_before = os.getloadavg()[0]
+    loop_before = loop_ns()
     server = _serve(port, workers)
     try:
         figures = asyncio.run(_measure(f"http://127.0.0.1:{port}", tokens, table, quick))
@@ -416,6 +419,10 @@ def run(quick: bool) -> dict[str, Any]:
     figures["cpu_count"] = os.cpu_count()
     figures["load_avg_1m_before"] = round(load_before, 2)
     figures["load_avg_1m"] = round(os.getloadavg()[0], 2)
+    # How fast this Python runs now (bench.engine's measure): the host's speed has changed
+    # 2-3x within a session here, and the ratio moves with it.
+    figures["python_loop_ns_before"] = round(loop_before, 1)
+    figures["python_loop_ns_after"] = round(loop_ns(), 1)
     figures["rounds_per_s_over_bare_tx_rps"] = round(
         figures["game_rounds_per_s"] / (figures["bare_tx_rps"] or 1), 3
     )
