@@ -68,7 +68,7 @@ GROUPS = {  # check -> (file suffix, function name); cumulative time, the groups
     "engine re-enactment": ("casino/engine/audit.py", "reenact_states"),
     "engine decode of stored events": ("casino/audit.py", "_decode"),
     "engine fold (a stream that does not re-enact)": ("casino/audit.py", "_fold"),
-    "engine fold on from a decision's state": ("casino/audit.py", "__getitem__"),
+    # Runs only for a round that does not re-enact exactly (casino.audit._settled_by_reenactment).
     "settlement replay": ("fairness/replay.py", "check"),
     "ed25519": ("~", "<method 'verify' of 'cryptography.hazmat.bindings._rust.openssl."
                 "ed25519.Ed25519PublicKey' objects>"),

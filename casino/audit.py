@@ -7,11 +7,11 @@ seed against commitment, client material, every card against the shoe, engine re
 chain, receipt signature) and adds what needs the database: the seed against its chain's
 published terminal, and the round's ledger legs against its events.
 
-Each round's events are decoded once (`fairness.replay.load_decoders`) and re-enacted once:
-the states the re-enactment steps through serve the audit's own checks and the verifier's
-settlement replay (`fairness.replay.load_folded`), which folds only the few events between a
-decision's state and the settlement; a round that does not re-enact in full is folded event by
-event, as before, so its report is the same. Event hashes are
+Each round's events are decoded once (`fairness.replay.load_decoders`) and re-enacted once. A
+round that re-enacts in full with no discrepancy has had its settlement replayed by that very
+re-enactment (`_settled_by_reenactment`), so it is not folded again; a round that does not is
+folded event by event, as before, and the verifier's settlement replay
+(`fairness.replay.load_folded`) runs on that fold, so its report is the same. Event hashes are
 recomputed over the canonical JSON of each stored body (`fairness.hashchain`), never taken on
 trust from the stored row.
 """
@@ -21,7 +21,6 @@ from __future__ import annotations
 import gc
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from collections.abc import Sequence as SequenceABC
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -236,36 +235,6 @@ class Checks(NamedTuple):
     decoders: Decoders
 
 
-class _States(SequenceABC[Any]):
-    """states[k]: the state after events[:k], from the re-enactment's state at the last
-    decision boundary at or before k, folded on through the events after it."""
-
-    def __init__(self, events: Sequence[Any], boundaries: dict[int, Any]) -> None:
-        self._events = events
-        self._boundaries = boundaries
-
-    def __len__(self) -> int:
-        return len(self._events) + 1
-
-    def __getitem__(self, k: Any) -> Any:
-        if not isinstance(k, int):
-            raise TypeError("states are read one index at a time")
-        if k < 0:
-            k += len(self._events) + 1
-        if not 0 <= k <= len(self._events):
-            raise IndexError(k)
-        boundaries = self._boundaries
-        if k in boundaries:
-            return boundaries[k]
-        from casino.engine.decider import evolve
-
-        base = max(b for b in boundaries if b < k)
-        state = boundaries[base]
-        for event in self._events[base:k]:
-            state = evolve(state, event)
-        return state
-
-
 def _fold(events: Sequence[Any]) -> tuple[list[Any], str | None]:
     """The state after each event (states[i] follows events[:i]); the refusal, if any."""
     from casino.engine.decider import evolve
@@ -288,6 +257,28 @@ def _decode(
     return [
         decoders[stored["type"]](data) for stored, data in zip(events_read, current, strict=True)
     ]
+
+
+def _settled_by_reenactment(
+    _events: Sequence[Mapping[str, Any]], _receipt: Mapping[str, Any]
+) -> list[str]:
+    """The settlement replay (fairness-v1 5, point 4) of a round that re-enacted in full with
+    no discrepancy: nothing left to find.
+
+    The verifier's replay (`fairness.replay.load_folded`) recomputes each RoundSettled (with a
+    duel's CardsRevealed before it) by `casino.engine.decider.settle` from the fold of the
+    events before it, and each RoundVoided by `decide(VoidRound)` from the fold before it. The
+    re-enactment already made those very events: the decision that ended the round was
+    stepped from the state the recorded events before it fold to (`step` returns exactly that
+    fold), and within that step the engine settled (`banked.settle` / `duel.finish_if_done`,
+    the code `settle` runs) or voided from the fold of the events it had made so far, which
+    equal the recorded ones, at the recorded time; and the events it made equal the recorded
+    ones, one for one. So the replay's recomputation is the re-enactment's own and agrees
+    (tests/casino/test_audit_reenact.py holds the two equal on played and forged rounds). A
+    round that does not re-enact in full and exactly is folded event by event and replayed
+    by the verifier's own check, as before.
+    """
+    return []
 
 
 def _audit_one(
@@ -314,11 +305,11 @@ def _audit_one(
     except Exception as exc:  # raised below where it always was: only for a finished round
         raised, reenacted, boundaries = exc, [], {0: None}
     state = boundaries.get(len(events))
-    states: Sequence[Any]
-    if raised is None and not reenacted and state is not None and state.finished:
-        # Re-enacted in full: `step` folds what it makes, so these are the fold's states.
-        states = _States(events, boundaries)
-    else:  # the exact fold, event by event, says where the stream goes wrong
+    # Re-enacted in full and exactly, the re-enactment is also the settlement replay (see
+    # `_settled_by_reenactment`): the events are not folded again. Otherwise the exact fold,
+    # event by event, says where the stream goes wrong, and the verifier's replay runs on it.
+    states: list[Any] | None = None
+    if raised is not None or reenacted or state is None or not state.finished:
         states, refused = _fold(events)
         if refused is not None:
             report.problems.append(refused)
@@ -342,10 +333,13 @@ def _audit_one(
     # the replay and the signature, on the events exactly as read.
     settlement = checks.settlement
     replay = None
-    if settlement is not None:
+    if states is None:
+        replay = _settled_by_reenactment
+    elif settlement is not None:
+        folded = states
 
         def replay(_events: Sequence[Mapping[str, Any]], _receipt: Mapping[str, Any]) -> list[str]:
-            return settlement(events, states)
+            return settlement(events, folded)
 
     line: dict[str, Any] = {
         "format": "fairness-v1-bundle",
@@ -390,8 +384,8 @@ def audit(
     """Audit rounds in batches: a handful of queries per AUDIT_CHUNK rounds.
 
     `checks` = (keys, walker): the published keys and a seed-chain walker to reuse across
-    calls (None: fresh ones). The engine's settlement replay always runs, on the audit's own
-    fold of each round.
+    calls (None: fresh ones). The engine's settlement replay runs on every round: as part of
+    its re-enactment, or on the audit's own fold where the round does not re-enact exactly.
     """
     keys, walker = checks
     decoders = load_decoders()
