@@ -44,7 +44,8 @@ class KeyRing:
 
     def __init__(self, published: Mapping[str, str] | None = None) -> None:
         self.published = dict(published) if published is not None else None
-        self._loaded: dict[str, tuple[str, Ed25519PublicKey]] = {}  # key -> (its id, key)
+        # public key hex -> (its key id, the key, its 32 raw bytes)
+        self._loaded: dict[str, tuple[str, Ed25519PublicKey, bytes]] = {}
 
     @classmethod
     def from_keys_document(cls, document: Any) -> KeyRing:
@@ -54,30 +55,40 @@ class KeyRing:
 
     def resolve(self, key_id: str, line_key: str | None) -> tuple[Ed25519PublicKey | None, str]:
         """The key to check a signature with, or None and why not."""
+        key, why, _ = self.resolve_raw(key_id, line_key)
+        return key, why
+
+    def resolve_raw(
+        self, key_id: str, line_key: str | None
+    ) -> tuple[Ed25519PublicKey | None, str, bytes]:
+        """`resolve`, and the key's 32 raw bytes (b"" when there is no key)."""
         if self.published is not None:
             published = self.published.get(key_id)
             if published is None:
-                return None, f"key: unknown key id {key_id} (not in the published keys)"
+                return None, f"key: unknown key id {key_id} (not in the published keys)", b""
             if line_key is not None and line_key != published:
-                return None, f"key: the bundle's public key for {key_id} is not the published one"
+                why = f"key: the bundle's public key for {key_id} is not the published one"
+                return None, why, b""
             line_key = published
         if line_key is None:
-            return None, f"key: unknown key id {key_id} (no public key given)"
+            return None, f"key: unknown key id {key_id} (no public key given)", b""
         cached = self._loaded.get(line_key)
         if cached is not None:
-            loaded_id, loaded = cached
+            loaded_id, loaded, raw = cached
             if loaded_id != key_id:  # a key seen on an earlier line, under another key id
-                return None, f"key: public key {line_key[:16]}... does not have key id {key_id}"
-            return loaded, ""
+                why = f"key: public key {line_key[:16]}... does not have key id {key_id}"
+                return None, why, b""
+            return loaded, "", raw
         try:
             raw = bytes.fromhex(line_key)
             if compute_key_id(raw) != key_id:
-                return None, f"key: public key {line_key[:16]}... does not have key id {key_id}"
+                why = f"key: public key {line_key[:16]}... does not have key id {key_id}"
+                return None, why, b""
             key = load_public_key(line_key)
         except ValueError:
-            return None, f"key: malformed public key for key id {key_id}"
-        self._loaded[line_key] = (key_id, key)
-        return key, ""
+            return None, f"key: malformed public key for key id {key_id}", b""
+        self._loaded[line_key] = (key_id, key, raw)
+        return key, "", raw
 
 
 def check_signature(
@@ -93,11 +104,11 @@ def check_signature(
     if not isinstance(key_id, str) or not isinstance(signature, str):
         fail("signature: the line needs key_id and signature strings")
         return
-    public_key, why = keys.resolve(key_id, bundle.get("public_key"))
+    public_key, why, raw = keys.resolve_raw(key_id, bundle.get("public_key"))
     if public_key is None:
         fail(why)
         return
-    if not verify_receipt(receipt, signature, public_key, float_free=float_free):
+    if not verify_receipt(receipt, signature, public_key, float_free=float_free, raw_key=raw):
         fail(f"signature: not a valid Ed25519 signature of this receipt by key {key_id}")
 
 

@@ -15,6 +15,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
+from fairness import ed25519
 from fairness.canonical import canonical_json, canonical_json_float_free
 
 RECEIPT_VERSION = 1
@@ -149,14 +150,30 @@ def load_public_key(public_key_hex: str) -> Ed25519PublicKey:
 
 
 def verify_signature(
-    message: bytes, signature_hex: str, public_key: Ed25519PublicKey | str
+    message: bytes,
+    signature_hex: str,
+    public_key: Ed25519PublicKey | str,
+    *,
+    raw_key: bytes | None = None,
 ) -> bool:
-    """Whether the signature is the key's valid Ed25519 signature of exactly these bytes."""
+    """Whether the signature is the key's valid Ed25519 signature of exactly these bytes.
+
+    `raw_key`: the key's 32 raw bytes when the caller has them (`KeyRing` keeps them). A
+    signature the system's libsodium accepts is valid (`fairness.ed25519`: libsodium accepts
+    a subset of what `cryptography` does, at half the cost); any other is `cryptography`'s
+    verdict.
+    """
     try:
         key = load_public_key(public_key) if isinstance(public_key, str) else public_key
         signature = bytes.fromhex(signature_hex)
         if len(signature) != 64:
             return False
+        accepts = ed25519.accepts
+        if accepts is not None:
+            if raw_key is None:
+                raw_key = key.public_bytes_raw()
+            if accepts(signature, message, raw_key):
+                return True
         key.verify(signature, message)
     except (InvalidSignature, ValueError, TypeError):
         return False
@@ -169,10 +186,12 @@ def verify_receipt(
     public_key: Ed25519PublicKey | str,
     *,
     float_free: bool = False,
+    raw_key: bytes | None = None,
 ) -> bool:
     """Whether the signature is the key's valid signature on the receipt's canonical JSON.
 
-    `float_free`: the receipt holds no float (see `canonical_json_float_free`).
+    `float_free`: the receipt holds no float (see `canonical_json_float_free`); `raw_key`: as
+    in `verify_signature`.
     """
     message = canonical_json_float_free(receipt) if float_free else canonical_json(receipt)
-    return verify_signature(message, signature_hex, public_key)
+    return verify_signature(message, signature_hex, public_key, raw_key=raw_key)
