@@ -166,3 +166,60 @@ def test_the_served_process_freezes_its_startup_heap() -> None:
 
     importlib.import_module("casino.asgi")
     assert gc.get_freeze_count() > 50_000  # Django, DRF and the app: never walked again
+
+
+def test_a_disconnect_after_the_response_leaves_no_reference_cycle() -> None:
+    """daphne reports a disconnect at the end of every request. Django's handler raised
+    RequestAborted for it and ignored it; kept by its task, the exception's traceback made
+    the request a reference cycle. The handler returns instead: nothing is left for the
+    collector, and the answer is the same."""
+    import gc
+
+    handler = OneHopASGIHandler()
+
+    async def request_then_disconnect() -> Any:
+        communicator = HttpCommunicator(handler, "GET", "/api/fairness/keys", headers=[HOST])
+        response = await communicator.get_response(timeout=10)
+        await communicator.send_input({"type": "http.disconnect"})
+        await communicator.wait(timeout=10)
+        return response
+
+    async_to_sync(request_then_disconnect)()  # warm-up: imports, caches, the connection
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        response = async_to_sync(request_then_disconnect)()
+        gc.collect()
+        aborted = [o for o in gc.garbage if type(o).__name__ == "RequestAborted"]
+        frames = [o.f_code.co_qualname for o in gc.garbage if type(o).__name__ == "frame"]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert response["status"] == 200
+    assert aborted == [] and frames == [], frames
+
+
+def test_a_client_gone_before_the_answer_still_cancels_the_view() -> None:
+    """The disconnect listener returns now instead of raising: handle() still cancels a
+    view that is running when the client leaves, and answers nothing."""
+    started, cancelled = asyncio.Event(), []
+
+    class Slow(OneHopASGIHandler):
+        async def get_response_async(self, request: Any) -> Any:
+            started.set()
+            try:
+                await asyncio.sleep(30)
+            except asyncio.CancelledError:
+                cancelled.append(True)
+                raise
+
+    async def leave() -> Any:
+        communicator = HttpCommunicator(Slow(), "GET", "/api/fairness/keys", headers=[HOST])
+        await communicator.send_input({"type": "http.request", "body": b""})
+        await asyncio.wait_for(started.wait(), 10)
+        await communicator.send_input({"type": "http.disconnect"})
+        await communicator.wait(timeout=10)
+        return await communicator.receive_nothing(timeout=0.2)
+
+    assert async_to_sync(leave)() is True  # no response was sent
+    assert cancelled == [True]
