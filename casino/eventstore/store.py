@@ -25,11 +25,9 @@ from datetime import UTC, datetime
 from json.encoder import encode_basestring
 from typing import Any
 
-import psycopg
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.backends.utils import CursorDebugWrapper, CursorWrapper
 
 from casino import rawsql
 from casino.errors import ConflictError
@@ -428,8 +426,7 @@ def _insert(
     positions: list[int] | None
     try:
         if connection.vendor == "postgresql":
-            with _server_binding_cursor(connection) as cursor:
-                positions = _insert_postgres(cursor, stream_id, expected_version, rows, at_text)
+            positions = _insert_postgres(connection, stream_id, expected_version, rows, at_text)
         else:
             with connection.cursor() as cursor:
                 positions = _insert_sqlite(
@@ -445,62 +442,12 @@ def _insert(
     return appended_events(connection.alias, stream_id, recorded_at, sorted(positions), rows)
 
 
-def _server_binding_cursor(connection: BaseDatabaseWrapper) -> Any:
-    """A Django cursor (its errors, its query log) whose parameters the server binds.
-
-    Django's psycopg cursor binds on the client: it quotes every parameter into the SQL text in
-    Python, most of an append's Python time. The append statement is also prepared once per
-    connection (EVENTSTORE_PREPARED_APPEND, on by default): planning it was most of the
-    server's time for an append (a PgBouncer in transaction mode needs 1.21+ for this).
-    """
-    raw: Any
-    if not isinstance(connection.connection, psycopg.Connection):
-        return connection.cursor()
-    connection.validate_thread_sharing()
-    if getattr(settings, "EVENTSTORE_PREPARED_APPEND", True):
-        raw = _PreparedCursor(connection.connection)
-    else:
-        raw = psycopg.Cursor(connection.connection)
-    if connection.queries_logged:
-        return _StatementLogCursor(raw, connection)
-    return connection.make_cursor(raw)
-
-
-class _StatementLogCursor(CursorDebugWrapper):
-    """Django's query log, with the statement as written (%s placeholders).
-
-    Django reads the last query's text back from psycopg, which keeps none for a prepared
-    execution.
-    """
-
-    def execute(self, sql: Any, params: Any = None) -> Any:
-        with self.debug_sql(sql, params):
-            return CursorWrapper.execute(self, sql, params)
-
-
-class _PreparedCursor(psycopg.Cursor[Any]):
-    """Executes its statements as prepared statements of the connection (psycopg's own)."""
-
-    def execute(self, query: Any, params: Any = None, **kwargs: Any) -> Any:
-        conn = self.connection
-        threshold = conn.prepare_threshold
-        if threshold is None:
-            # Django sets prepare_threshold=None (nothing prepared automatically), which also
-            # refuses prepare=True: lift it for this statement only. psycopg keeps its usual
-            # bookkeeping (a rollback deallocates; the next append prepares again).
-            conn.prepare_threshold = _ONLY_WHEN_ASKED
-        try:
-            return super().execute(query, params, prepare=True)
-        finally:
-            conn.prepare_threshold = threshold
-
-
-# A threshold no statement reaches: only statements executed with prepare=True are prepared.
-_ONLY_WHEN_ASKED = 1 << 62
-
-
 def _insert_postgres(
-    cursor: Any, stream_id: str, expected_version: int, rows: list[_Row], at_text: str
+    connection: BaseDatabaseWrapper,
+    stream_id: str,
+    expected_version: int,
+    rows: list[_Row],
+    at_text: str,
 ) -> list[int]:
     items = []
     for r in rows:
@@ -515,10 +462,24 @@ def _insert_postgres(
             )
     params: list[Any] = [stream_id, at_text, f"[{','.join(items)}]"]
     if expected_version == 0:
-        cursor.execute(_PG_INSERT_NEW, params)
+        sql = _PG_INSERT_NEW
     else:
         params += [stream_id, expected_version, rows[0].prev_hash]
-        cursor.execute(_PG_INSERT_NEXT, params)
+        sql = _PG_INSERT_NEXT
+    # The parameters bound by the server (Django's psycopg cursor would quote them into the
+    # text in Python), the statement prepared on its first run on a connection
+    # (EVENTSTORE_PREPARED_APPEND, on by default: planning it was most of the server's time
+    # for an append; a PgBouncer in transaction mode needs 1.21+ for this).
+    return rawsql.query(
+        sql,
+        params,
+        _positions,
+        using=connection.alias,
+        prepare=getattr(settings, "EVENTSTORE_PREPARED_APPEND", True),
+    )
+
+
+def _positions(cursor: Any) -> list[int]:
     return [p for (p,) in cursor.fetchall()]
 
 
