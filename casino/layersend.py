@@ -41,6 +41,8 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from channels_redis.core import RedisChannelLayer
 
+from casino import redisscript
+
 logger = logging.getLogger(__name__)
 
 # channels-redis 4.3.0's group_send script (its statements unchanged, indented less): queue
@@ -201,7 +203,7 @@ def _members_now(layer: RedisChannelLayer, groups: Sequence[str]) -> list[list[s
     """`_members` from a synchronous thread: the same script, per shard."""
     expired_before = int(time.time()) - layer.group_expiry
     answers = [
-        (positions, _shard_script(layer, index)(keys=keys, args=[expired_before]))
+        (positions, redisscript.run(_shard_script(layer, index), keys, [expired_before]))
         for index, positions, keys in _shards(layer, groups)
     ]
     return _found(groups, answers)

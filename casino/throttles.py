@@ -32,6 +32,7 @@ from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 
+from casino import redisscript
 from casino.unreachable import REDIS_UNREACHABLE
 
 logger = logging.getLogger(__name__)
@@ -104,10 +105,8 @@ class ScopedThrottle(SimpleRateThrottle):
         if not _script:
             _script.append(client.register_script(_WINDOW_LUA))
         self.now = self.timer()
-        allowed, count, oldest = _script[0](
-            keys=[key],
-            args=[repr(self.now), self.duration, self.num_requests, uuid.uuid4().hex],
-            client=client,
+        allowed, count, oldest = redisscript.run(
+            _script[0], [key], [repr(self.now), self.duration, self.num_requests, uuid.uuid4().hex]
         )
         self._window = (int(count), float(oldest))
         return bool(allowed)
