@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from casino import rawsql
 from casino.errors import ApplicationError, ConflictError
+from fairness import ed25519
 from fairness.canonical import canonical_json
 from fairness.chain import DEFAULT_LENGTH, create_chain, hash_seed, walk
 from fairness.models import ClientSeed, RoundProof, SeedChain, SigningKey
@@ -279,10 +280,35 @@ def _require_transaction() -> None:
 
 
 def _seed_of(chain: SeedChain, k: int) -> str:
-    """s_k, walked down from the nearest cached checkpoint above it."""
-    checkpoints = _checkpoints(chain.pk, chain.head_encrypted, chain.length)
+    """s_k, from the cached segment of the chain that holds it (see `_segment`)."""
     index = (chain.length - k) // CHECKPOINT_EVERY  # checkpoint s_{N - index*C} is at or above k
-    return walk(checkpoints[index], chain.length - index * CHECKPOINT_EVERY - k)
+    segment = _segment(chain.pk, chain.head_encrypted, chain.length, index)
+    return segment[chain.length - index * CHECKPOINT_EVERY - k]
+
+
+_SEGMENTS: OrderedDict[tuple[int, str, int], list[str]] = OrderedDict()
+_SEGMENTS_SIZE = 512
+
+
+def _segment(pk: int, token: str, length: int, index: int) -> list[str]:
+    """The seeds below checkpoint `index` of a chain, s_{c}, s_{c-1}, ... s_{c-C+1} (c =
+    N - index*C), walked once and kept (LRU): rounds take their seeds in order, so a table's
+    next hundred rounds find theirs here instead of each walking up to a hundred steps down
+    from the checkpoint, twice a round (issue and reveal)."""
+    key = (pk, token, index)
+    cached = _SEGMENTS.get(key)
+    if cached is not None:
+        _SEGMENTS.move_to_end(key)
+        return cached
+    seed = _checkpoints(pk, token, length)[index]
+    seeds = [seed]
+    for _ in range(min(CHECKPOINT_EVERY, length - index * CHECKPOINT_EVERY + 1) - 1):
+        seed = hash_seed(seed)
+        seeds.append(seed)
+    _SEGMENTS[key] = seeds
+    if len(_SEGMENTS) > _SEGMENTS_SIZE:
+        _SEGMENTS.popitem(last=False)
+    return seeds
 
 
 _CACHE: OrderedDict[tuple[int, str], list[str]] = OrderedDict()
@@ -399,8 +425,18 @@ def signing_key_current() -> SigningKey:
     return row
 
 
+@lru_cache(maxsize=4)
+def _libsodium_signer(private_key_hex: str) -> ed25519.Signs | None:
+    return ed25519.signer(bytes.fromhex(private_key_hex))
+
+
 def _sign(receipt: Mapping[str, Any]) -> tuple[str, SigningKey]:
+    """The receipt's signature under the current key: libsodium's where the system has it
+    (the same bytes as `cryptography`'s, fewer instructions; `fairness.ed25519.signer`)."""
     key = signing_key_current()
+    signs = _libsodium_signer(settings.RECEIPT_SIGNING_KEY)
+    if signs is not None:
+        return signs(canonical_json(receipt)).hex(), key
     return sign_receipt(receipt, _signing_key(settings.RECEIPT_SIGNING_KEY)), key
 
 

@@ -1,0 +1,44 @@
+"""libsodium's Ed25519 signing gives `cryptography`'s very signature (RFC 8032 signatures are
+deterministic), so the server may sign receipts with either."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fairness import ed25519
+
+needs_libsodium = pytest.mark.skipif(ed25519.accepts is None, reason="no system libsodium")
+
+
+@needs_libsodium
+@settings(max_examples=200, deadline=None)
+@given(seed=st.binary(min_size=32, max_size=32), message=st.binary(max_size=4096))
+def test_libsodium_signs_exactly_as_cryptography(seed: bytes, message: bytes) -> None:
+    signs = ed25519.signer(seed)
+    assert signs is not None
+    assert signs(message) == Ed25519PrivateKey.from_private_bytes(seed).sign(message)
+
+
+def test_no_signer_for_a_malformed_seed() -> None:
+    assert ed25519.signer(b"short") is None
+    assert ed25519.signer(hashlib.sha256(b"x").hexdigest().encode()) is None  # 64, not 32
+
+
+@needs_libsodium
+@pytest.mark.django_db
+def test_the_services_receipt_signature_is_cryptographys() -> None:
+    from django.conf import settings as django_settings
+
+    from fairness.canonical import canonical_json
+    from fairness.receipt import private_key_from_hex
+    from fairness.services import receipt_sign
+
+    receipt = {"round_id": "r1", "nonce": 3, "é": "ü"}
+    signature, _ = receipt_sign(receipt=receipt)
+    key = private_key_from_hex(django_settings.RECEIPT_SIGNING_KEY)
+    assert signature == key.sign(canonical_json(receipt)).hex()
