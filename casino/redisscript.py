@@ -11,7 +11,10 @@ append are atomic: no lock; the server's request threads come and go, so the con
 are not kept per thread). A script the server does not know (NOSCRIPT: Redis restarted or
 flushed its scripts) is loaded and run again, as redis-py does. On any other error the
 connection's state is unknown: it is disconnected and handed back to the pool, and the error
-is raised as redis-py raises it (the callers' handling of an unreachable Redis is unchanged).
+is raised as redis-py raises it (the callers' handling of an unreachable Redis is unchanged),
+except that a connection error on a connection that sat idle here (Redis restarted and
+dropped it) moves on to the next one, and at last to a new one from the pool, as redis-py's
+pool would have handed out a live connection.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError
 
 _idle: dict[int, tuple[Any, list[Any]]] = {}  # id(pool) -> (pool, its idle connections here)
@@ -31,22 +35,33 @@ def run(script: Any, keys: Sequence[Any], args: Sequence[Any]) -> Any:
     if found is None or found[0] is not pool:
         found = _idle[id(pool)] = (pool, [])
     idle = found[1]
-    try:
-        connection = idle.pop()
-    except IndexError:
-        connection = pool.get_connection()
-    try:
-        connection.send_command("EVALSHA", script.sha, len(keys), *keys, *args)
+    while True:
         try:
-            reply = connection.read_response()
-        except NoScriptError:
-            connection.send_command("SCRIPT", "LOAD", script.script)
-            connection.read_response()
-            connection.send_command("EVALSHA", script.sha, len(keys), *keys, *args)
-            reply = connection.read_response()
-    except BaseException:
-        connection.disconnect()
-        pool.release(connection)
-        raise
-    idle.append(connection)
-    return reply
+            connection, reused = idle.pop(), True
+        except IndexError:
+            connection, reused = pool.get_connection(), False
+        try:
+            reply = _evalsha(connection, script, keys, args)
+        except RedisConnectionError:
+            connection.disconnect()
+            pool.release(connection)
+            if reused:  # an idle connection Redis dropped (a restart): take another one
+                continue
+            raise
+        except BaseException:
+            connection.disconnect()
+            pool.release(connection)
+            raise
+        idle.append(connection)
+        return reply
+
+
+def _evalsha(connection: Any, script: Any, keys: Sequence[Any], args: Sequence[Any]) -> Any:
+    connection.send_command("EVALSHA", script.sha, len(keys), *keys, *args)
+    try:
+        return connection.read_response()
+    except NoScriptError:
+        connection.send_command("SCRIPT", "LOAD", script.script)
+        connection.read_response()
+        connection.send_command("EVALSHA", script.sha, len(keys), *keys, *args)
+        return connection.read_response()

@@ -57,3 +57,18 @@ def test_a_script_error_gives_the_connection_back_disconnected() -> None:
     assert redisscript._idle[id(client.connection_pool)][1] == []
     ok = client.register_script("return 1")
     assert redisscript.run(ok, [], []) == 1  # the next call takes a fresh connection
+
+
+def test_an_idle_connection_redis_dropped_is_replaced() -> None:
+    client = _client()
+    client.delete("redisscript:test")
+    script = client.register_script(LUA)
+    redisscript.run(script, ["redisscript:test"], [1, "a"])
+    idle = redisscript._idle[id(client.connection_pool)][1]
+    kept = idle[-1]
+    kept.send_command("CLIENT", "ID")
+    dropped = kept.read_response()
+    assert client.client_kill_filter(_id=dropped) == 1  # as a restart would
+    assert redisscript.run(script, ["redisscript:test"], [1, "b"]) == [b"2", b"b"]
+    idle[-1].send_command("CLIENT", "ID")
+    assert idle[-1].read_response() != dropped  # a new connection to the server
