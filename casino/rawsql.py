@@ -21,7 +21,8 @@ query counts and logs see every statement.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import psycopg
@@ -271,6 +272,25 @@ def flush(*, using: str = DEFAULT_DB_ALIAS) -> None:
 def discard_queued(*, using: str = DEFAULT_DB_ALIAS) -> None:
     """Forget the queued writes (their transaction is rolling back)."""
     connections[using].__dict__.pop("_rawsql_later", None)
+
+
+@contextmanager
+def savepoint(*, using: str = DEFAULT_DB_ALIAS) -> Iterator[None]:
+    """A savepoint inside the current transaction as raw statements: if the block raises,
+    the database goes back to it (the transaction stays usable, also after a failed statement
+    on PostgreSQL) and the exception propagates. Two statements on the fast path, where a
+    nested `transaction.atomic()` also ran Django's savepoint bookkeeping and cursor."""
+    db = connections[using]
+    if not db.in_atomic_block:
+        raise RuntimeError("rawsql.savepoint runs inside a transaction (atomic block)")
+    execute("SAVEPOINT rawsql_savepoint", [], using=using)
+    try:
+        yield
+    except BaseException:
+        execute("ROLLBACK TO SAVEPOINT rawsql_savepoint", [], using=using)
+        execute("RELEASE SAVEPOINT rawsql_savepoint", [], using=using)
+        raise
+    execute("RELEASE SAVEPOINT rawsql_savepoint", [], using=using)
 
 
 def _rowcount(cursor: Any) -> int:

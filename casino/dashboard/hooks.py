@@ -16,8 +16,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from django.conf import settings
-from django.db import transaction
 
+from casino import rawsql
 from casino.engine.events import RoundSettled
 from casino.engine.state import RoundState
 from casino.eventstore.models import StoredEvent
@@ -77,7 +77,7 @@ def in_round_transaction(round_id: str, state: RoundState, events: Sequence[Stor
     # restores the rows). It never fails the command, which would void a played round as a
     # malfunction over a dashboard figure.
     try:
-        with transaction.atomic():
+        with rawsql.savepoint():
             stats.round_contribute(round_id=round_id, state=state)
     except Exception:
         logger.exception("stats rows of round %s not written", round_id)
