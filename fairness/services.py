@@ -21,7 +21,7 @@ from django.utils import timezone
 from casino import rawsql
 from casino.errors import ApplicationError, ConflictError
 from fairness import ed25519
-from fairness.canonical import canonical_json
+from fairness.canonical import canonical_json, canonical_text
 from fairness.chain import DEFAULT_LENGTH, create_chain, hash_seed, walk
 from fairness.models import ClientSeed, RoundProof, SeedChain, SigningKey
 from fairness.receipt import (
@@ -29,7 +29,6 @@ from fairness.receipt import (
     private_key_from_hex,
     public_key_bytes,
     receipt_from_events,
-    sign_receipt,
 )
 from fairness.seedcrypto import decrypt_secret, encrypt_secret, rotate_token
 from fairness.shoe import FairnessInputError, validate_client_seed
@@ -430,20 +429,41 @@ def _libsodium_signer(private_key_hex: str) -> ed25519.Signs | None:
     return ed25519.signer(bytes.fromhex(private_key_hex))
 
 
-def _sign(receipt: Mapping[str, Any]) -> tuple[str, SigningKey]:
-    """The receipt's signature under the current key: libsodium's where the system has it
-    (the same bytes as `cryptography`'s, fewer instructions; `fairness.ed25519.signer`)."""
+def _sign(canonical: bytes) -> tuple[str, SigningKey]:
+    """The signature of a receipt's canonical JSON under the current key: libsodium's where
+    the system has it (the same bytes as `cryptography`'s, fewer instructions;
+    `fairness.ed25519.signer`)."""
     key = signing_key_current()
     signs = _libsodium_signer(settings.RECEIPT_SIGNING_KEY)
     if signs is not None:
-        return signs(canonical_json(receipt)).hex(), key
-    return sign_receipt(receipt, _signing_key(settings.RECEIPT_SIGNING_KEY)), key
+        return signs(canonical).hex(), key
+    return _signing_key(settings.RECEIPT_SIGNING_KEY).sign(canonical).hex(), key
 
 
 def receipt_sign(*, receipt: Mapping[str, Any]) -> tuple[str, str]:
     """(signature hex, key id) of the receipt's canonical JSON under the current key."""
-    signature, key = _sign(receipt)
+    signature, key = _sign(canonical_json(receipt))
     return signature, key.key_id
+
+
+def bundle_line_text(
+    *,
+    receipt_text: str,
+    signature: str,
+    key_id: str,
+    public_key: str,
+    events: Sequence[Mapping[str, Any]],
+) -> str:
+    """The canonical JSON of a bundle line ({"format", "receipt", "signature", "key_id",
+    "public_key", "events"}), around the receipt's canonical text already made for its
+    signature: canonical JSON sorts an object's keys and writes each member as it writes the
+    value alone, so the line is its members' texts in key order (tests: equal to
+    `canonical_json(line)`)."""
+    return (
+        f'{{"events":{canonical_text(events)},"format":"fairness-v1-bundle",'
+        f'"key_id":{canonical_text(key_id)},"public_key":{canonical_text(public_key)},'
+        f'"receipt":{receipt_text},"signature":{canonical_text(signature)}}}'
+    )
 
 
 def round_proof_create(
@@ -476,25 +496,24 @@ def round_proof_create(
             status_code=409,
         )
     receipt = receipt_from_events(bundle_events[0]["stream"], bundle_events)
-    signature, key = _sign(receipt)
+    receipt_text = canonical_text(receipt)
+    signature, key = _sign(receipt_text.encode("utf-8"))
     signer, public_key = key.key_id, key.public_key
-    line = {
-        "format": "fairness-v1-bundle",
-        "receipt": receipt,
-        "signature": signature,
-        "key_id": signer,
-        "public_key": public_key,
-        "events": bundle_events,
-    }
     fields = {
         "table_id": receipt["table_id"],
         "chain_id": receipt["chain_id"],
         "nonce": receipt["nonce"],
         "receipt": receipt,
-        "receipt_canonical": canonical_json(receipt).decode("utf-8"),
+        "receipt_canonical": receipt_text,
         "signature": signature,
         "key_id": signer,
-        "bundle_line": canonical_json(line).decode("utf-8"),
+        "bundle_line": bundle_line_text(
+            receipt_text=receipt_text,
+            signature=signature,
+            key_id=signer,
+            public_key=public_key,
+            events=bundle_events,
+        ),
     }
     if existing is not None:  # a late void: the voided proof replaces the settled one
         for name, value in fields.items():
