@@ -181,7 +181,7 @@ def _pg_run(conn: Any, sql: str, params: Sequence[Any], prepare: bool) -> _PgRes
         converted = _PG_QUERIES[sql]
     else:
         converted = _PG_QUERIES[sql] = _pg_query_text(sql)
-    if converted is None or not isinstance(params, (list, tuple)):
+    if converted is None or not isinstance(params, (list, tuple)) or conn._pipeline is not None:
         return None
     text, count = converted
     if count != len(params):
@@ -195,7 +195,10 @@ def _pg_run(conn: Any, sql: str, params: Sequence[Any], prepare: bool) -> _PgRes
         conn.wait(state.manager.maintain_gen(conn))
     pgconn = conn.pgconn
     if not conn.autocommit and pgconn.transaction_status == _IDLE:
-        conn.wait(conn._start_query())  # BEGIN, as psycopg's cursor would send it
+        # BEGIN (with the connection's isolation level), as psycopg's cursor would send it.
+        begun = pgconn.exec_(conn._get_tx_start_command())
+        if begun.status != _COMMAND_OK:
+            raise psycopg.errors.error_from_result(begun, encoding=state.encoding)
     tx = state.tx
     values = tx.dump_sequence(params, [_AUTO] * count) if count else []
     types = tx.types if count else ()

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from django.db import connection
+from typing import Any
+
 from django.db.models import Prefetch, QuerySet
 
+from casino import rawsql
 from ledger.models import AccountBalance, AccountType, JournalEntry, Posting, WithdrawalRequest
 
 WALLET_TYPES = (
@@ -17,15 +19,19 @@ WALLET_TYPES = (
 def wallet_balances(*, user_id: int) -> dict[str, int]:
     """The player's balances by account type (missing accounts read as zero)."""
     balances = {str(t): 0 for t in WALLET_TYPES}
-    with connection.cursor() as cursor:  # raw: DEAL reads this on every bet
-        cursor.execute(
-            "SELECT b.account_type, b.balance FROM ledger_accountbalance b "
-            "JOIN ledger_account a ON a.id = b.account_id WHERE a.owner_id = %s",
-            [user_id],
-        )
-        for account_type, balance in cursor.fetchall():
-            balances[account_type] = balance
+    rows = rawsql.query(  # raw (casino.rawsql's fast path): DEAL reads this on every bet
+        "SELECT b.account_type, b.balance FROM ledger_accountbalance b "
+        "JOIN ledger_account a ON a.id = b.account_id WHERE a.owner_id = %s",
+        [user_id],
+        _all,
+    )
+    for account_type, balance in rows:
+        balances[account_type] = balance
     return balances
+
+
+def _all(cursor: Any) -> list[tuple[Any, ...]]:
+    return list(cursor.fetchall())
 
 
 def wallet_entries(*, user_id: int) -> QuerySet[JournalEntry]:
