@@ -31,6 +31,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import orjson
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection, transaction
 from django.utils import timezone
@@ -83,8 +84,21 @@ class Replay(HookExit):
         self.status, self.body = status, body
 
 
+_ORJSON_OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+_django_default = DjangoJSONEncoder().default
+
+
 def _json(value: dict[str, Any]) -> str:
-    return json.dumps(value, cls=DjangoJSONEncoder)
+    """The answer's JSON for its record: orjson (several times faster than the standard
+    library's encoder for a round's view), with Django's encoder for what JSON has no type
+    for (datetimes, decimals, UUIDs, lazy strings: the same text as before). The column is
+    jsonb on PostgreSQL and the replay parses the text on SQLite, so only the values count,
+    not the spacing. Whatever orjson refuses (an integer beyond 64 bits) takes the standard
+    library's path."""
+    try:
+        return orjson.dumps(value, default=_django_default, option=_ORJSON_OPTIONS).decode()
+    except TypeError:
+        return json.dumps(value, cls=DjangoJSONEncoder)
 
 
 def _interrupted(key: str) -> Answer:
