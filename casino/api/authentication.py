@@ -6,10 +6,11 @@ is loading, so this module must not import any view.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth import get_user_model
-from django.db import connections, router
+from django.db import DEFAULT_DB_ALIAS, connections, router
 from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication as drf_authentication
 from rest_framework import exceptions
@@ -48,6 +49,11 @@ def _token_sql(db: str) -> tuple[str, Any, list[Any]]:
     return found
 
 
+@cache
+def _user_model() -> Any:
+    return get_user_model()  # settings.AUTH_USER_MODEL does not change while serving
+
+
 class TokenAuthentication(drf_authentication.TokenAuthentication):
     """DRF's token check (same header rules, errors and `(user, token)`), with the lookup as
     one raw statement built once: the ORM compiled `select_related("user").get(key=...)`
@@ -55,12 +61,12 @@ class TokenAuthentication(drf_authentication.TokenAuthentication):
 
     def authenticate_credentials(self, key: str) -> tuple[Any, Token]:
         model: Any = self.get_model()  # rest_framework.authtoken's Token (imported once apps load)
-        db = router.db_for_read(model)
+        db = router.db_for_read(model) if router.routers else DEFAULT_DB_ALIAS
         sql, expression, converters = _token_sql(db)
         row = rawsql.fetch_one(sql, [key], using=db)
         if row is None:
             raise exceptions.AuthenticationFailed(_("Invalid token."))
-        user: Any = rawsql.instance(get_user_model(), row, using=db)
+        user: Any = rawsql.instance(_user_model(), row, using=db)
         created = row[-1]
         for convert in converters:
             created = convert(created, expression, connections[db])
