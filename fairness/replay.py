@@ -110,19 +110,77 @@ def load_fold() -> Fold | None:
     """The engine's fold, or None without the engine.
 
     The states it returns: states[k] is the state after events[:k], except inside a run of
-    two or more card events, which `fold_cards` folds as one state (the engine's own batch
-    fold: the same state at the run's end, with the same refusals, as folding the cards one
+    two or more card events, or of two or more bets, which the engine's batch folds fold as
+    one state (the same state at the run's end, with the same refusals, as folding them one
     by one); there states[k] is None. The settlement check reads only the states before a
     RoundSettled, CardsRevealed or RoundVoided, never inside such a run. When a run is
-    refused, its cards are folded one by one again, so the refusal names the card at fault.
+    refused, it is folded one by one again, so the refusal names the event at fault.
+
+    The batch folds: `fold_cards` for cards, or `fold_deal` (each box's two cards built at
+    once) for a round's first deal when `is_first_deal` holds; `fold_bets` (the boxes sorted
+    once) for bets whose boxes and players are plain integers and strings (`plain_bets`).
     """
     try:
         from casino.engine.decider import evolve
-        from casino.engine.events import DealerCardDealt, PlayerCardDealt
-        from casino.engine.evolve import HANDLERS, fold_cards
+        from casino.engine.events import BetPlaced, DealerCardDealt, PlayerCardDealt
+        from casino.engine.evolve import HANDLERS, fold_bets, fold_cards, fold_deal
     except ImportError:
         return None
     cards = (PlayerCardDealt, DealerCardDealt)
+    # An empty hand's cards and positions, and its hard total, ace, split, split aces and
+    # doubled flags (Hand's fields 0-1 and 3-7), as every hand is before its first card.
+    empty, unplayed = ((), ()), (0, False, False, False, False)
+
+    def is_first_deal(s: Any, run: Sequence[Any]) -> bool:
+        """Whether `run` is what `fold_deal` takes for the first deal (two passes over the
+        boxes in order, each ending with the dealer or neither does), at shoe positions 0,
+        1, 2, ... on a state with no card dealt, no turn, and empty unsplit hands in boxes
+        with distinct (player, box): then fold_cards, which looks each card's box up by its
+        player and box and adds the cards one by one, gives the same state as fold_deal, which
+        gives box i the cards i and width + i (tests/fairness/test_verify.py)."""
+        boxes = s.boxes
+        n = len(boxes)
+        width = n + 1 if len(run) == 2 * n + 2 else n
+        if s.next_position != 0 or s.turn >= 0 or not n or len(run) != 2 * width:
+            return False
+        for k, e in enumerate(run):
+            p = e.position
+            if type(p) is not int or p != k:
+                return False
+        for i, b in enumerate(boxes):
+            hands, first, second = b.hands, run[i], run[width + i]
+            if (
+                type(first) is not PlayerCardDealt
+                or type(second) is not PlayerCardDealt
+                or first.player_id != b.player_id
+                or second.player_id != b.player_id
+                or first.box != b.box
+                or second.box != b.box
+                or first.hand != 0
+                or second.hand != 0
+                or len(hands) != 1
+                or hands[0][:2] != empty
+                or hands[0][3:8] != unplayed
+            ):
+                return False
+        if width > n:
+            dealer = s.dealer
+            if (
+                type(run[n]) is not DealerCardDealt
+                or type(run[width + n]) is not DealerCardDealt
+                or dealer[:2] != empty
+                or dealer[3:8] != unplayed
+            ):
+                return False
+        return len({(b.player_id, b.box) for b in boxes}) == n
+
+    def plain_bets(s: Any, run: Sequence[Any]) -> bool:
+        """Whether every box and player, before and in the run of bets, is an int and a str:
+        keys fold_bets sorts once as bet by bet they are kept sorted (a stable order)."""
+        for b in (*s.boxes, *run):
+            if type(b.box) is not int or type(b.player_id) is not str:
+                return False
+        return True
 
     def fold(objects: Sequence[Any]) -> tuple[list[Any], list[str]]:
         states: list[Any] = [None]
@@ -134,21 +192,34 @@ def load_fold() -> Fold | None:
             i = 1
             while i < count:  # then evolve's own handlers, without its call and check
                 event = objects[i]
+                kind = type(event)
                 end = i + 1
-                if type(event) in cards:
+                if kind in cards:
                     while end < count and type(objects[end]) in cards:
                         end += 1
+                elif kind is BetPlaced:
+                    while end < count and type(objects[end]) is BetPlaced:
+                        end += 1
                 if end - i > 1:
+                    run = list(objects[i:end])
+                    prior = states[-1]
                     try:
-                        state = fold_cards(states[-1], list(objects[i:end]))
-                    except Exception:  # fold them one by one: the refusal names its card
-                        for event in objects[i:end]:
+                        if kind is BetPlaced:
+                            state = fold_bets(prior, run) if plain_bets(prior, run) else None
+                        elif is_first_deal(prior, run):
+                            state = fold_deal(prior, run)
+                        else:
+                            state = fold_cards(prior, run)
+                    except Exception:  # folded one by one below: the refusal names its event
+                        state = None
+                    if state is None:
+                        for event in run:
                             keep(HANDLERS[type(event)](states[-1], event))
                     else:
                         states.extend([None] * (end - i - 1))
                         keep(state)
                 else:
-                    keep(HANDLERS[type(event)](states[-1], event))
+                    keep(HANDLERS[kind](states[-1], event))
                 i = end
         except Exception as exc:  # any refusal means the events are not a legal round
             index = len(states) - 1

@@ -683,7 +683,52 @@ def _folded_rounds() -> list[list[Any]]:
                 stranger = list(objects)
                 stranger[a] = dataclasses.replace(objects[a], player_id="nobody")
                 rounds.append(stranger)
+            rounds += _tampered_deals_and_bets(objects)
     return rounds
+
+
+def _tampered_deals_and_bets(objects: list[Any]) -> list[list[Any]]:
+    """The first deal and the bets changed where the replay's batch folds of them
+    (`fold_deal`, `fold_bets`) must give way to the card-by-card or bet-by-bet fold."""
+    import dataclasses
+
+    from casino.engine.events import HandDoubled
+
+    out = []
+    first = next(i for i, o in enumerate(objects) if o.type.endswith("CardDealt"))
+    bets = [i for i, o in enumerate(objects) if o.type == "BetPlaced"]
+
+    def changed(index: int, **fields: Any) -> list[Any]:
+        copy = list(objects)
+        copy[index] = dataclasses.replace(objects[index], **fields)
+        return copy
+
+    out.append(changed(first + 1, position=True) if first + 1 < len(objects) else objects)
+    out.append(changed(first, position=True))  # position 0 as false: 0 == False
+    out.append(changed(first, card="ZZ"))  # not a card: refused at that card
+    if objects[first].type == "PlayerCardDealt":
+        out.append(changed(first, hand=1))  # no such hand
+        out.append(changed(first, hand=False))  # hand 0 as false
+        out.append(changed(first, box=1))  # another box of the same player
+        out.append(changed(first, box="0"))
+    out.append(objects[:first] + objects[first + 2 :])  # the deal two cards short
+    out.append(objects[: first + 1] + objects[first:])  # a card twice
+    if bets:
+        b = objects[bets[0]]
+        doubled = HandDoubled(b.player_id, b.box, 0, b.amount)  # before the first card
+        out.append([*objects[:first], doubled, *objects[first:]])
+        out.append(objects[: bets[0] + 1] + objects[bets[0] :])  # the same bet twice
+        out.append(changed(bets[0], box="0"))  # a box that is not an int
+        out.append(changed(bets[0], box=True))
+        out.append(changed(bets[-1], player_id="nobody"))  # no seat: refused
+        out.append(changed(bets[0], player_id="nobody"))
+        out.append(changed(bets[0], box=1))  # a second box of the same player
+        if len(bets) > 1:  # the seats bet in reverse order: sorted into seat order
+            reverse = list(objects)
+            for i, j in zip(bets, reversed(bets), strict=True):
+                reverse[i] = objects[j]
+            out.append(reverse)
+    return out
 
 
 def test_the_replay_fold_gives_the_one_by_one_states_and_refusals() -> None:
@@ -698,13 +743,42 @@ def test_the_replay_fold_gives_the_one_by_one_states_and_refusals() -> None:
         assert failures_ == expected_failures
         refused += bool(failures_)
         assert len(states) == len(expected_states)
+        # Exactly alike (1 and True are equal, not alike), but where a card's position is a
+        # bool: fold_cards keeps the shoe's count there, one by one the event's own value.
+        alike = all(type(o.position) is int for o in objects if o.type.endswith("CardDealt"))
         for k, state in enumerate(states):
-            inside_a_run = (
-                0 < k < len(objects)
-                and objects[k - 1].type.endswith("CardDealt")
-                and objects[k].type.endswith("CardDealt")
+            inside_a_run = 0 < k < len(objects) and (
+                (
+                    objects[k - 1].type.endswith("CardDealt")
+                    and objects[k].type.endswith("CardDealt")
+                )
+                or objects[k - 1].type == objects[k].type == "BetPlaced"
             )
             if state is None and inside_a_run:
-                continue  # folded as one state with the cards around it
+                continue  # folded as one state with the cards or bets around it
             assert state == expected_states[k], k
+            assert not alike or repr(state) == repr(expected_states[k]), k
     assert refused >= 20  # the tampered runs are refused, at the card the one-by-one fold names
+
+
+def test_the_replay_folds_first_deals_and_bets_in_batches(monkeypatch: Any) -> None:
+    """The untampered sample rounds take fold_deal and fold_bets (so the test above compares
+    them with the one-by-one fold); the tampered ones still fold the same."""
+    from casino.engine import evolve as engine_evolve
+    from fairness.replay import load_fold
+
+    taken: dict[str, int] = {"fold_deal": 0, "fold_bets": 0}
+    for name in taken:
+        original = getattr(engine_evolve, name)
+
+        def counted(s: Any, run: Any, _name: str = name, _original: Any = original) -> Any:
+            taken[_name] += 1
+            return _original(s, run)
+
+        monkeypatch.setattr(engine_evolve, name, counted)
+    fold = load_fold()
+    assert fold is not None
+    rounds = _folded_rounds()
+    for objects in rounds:
+        fold(objects)
+    assert taken["fold_deal"] >= 20 and taken["fold_bets"] >= 10, taken
