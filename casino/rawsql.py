@@ -34,20 +34,23 @@ M = TypeVar("M", bound=Model)
 R = TypeVar("R")
 
 
-def _kept_cursor(db: BaseDatabaseWrapper) -> Any:
-    """The connection's reusable raw cursor (the connection opened first, as Django's cursor
-    opens it), or None where Django's own cursor must run: queries logged, or an execute
-    wrapper installed."""
+def _open_connection(db: BaseDatabaseWrapper) -> Any:
+    """The wrapper's raw connection (opened first, as Django's cursor opens it), or None where
+    Django's own cursor must run: queries logged, or an execute wrapper installed."""
     if db.queries_logged or db.execute_wrappers:
         return None
     raw = db.connection
     if raw is None:
         db.ensure_connection()
         raw = db.connection
+    return raw
+
+
+def _kept_cursor(db: BaseDatabaseWrapper, raw: Any) -> Any:
+    """The connection's reusable raw cursor (created on first use)."""
     cursor = db.__dict__.get("_rawsql_cursor")
     if cursor is None or cursor.connection is not raw:  # a new (or pooled) connection
-        with db.wrap_database_errors:
-            cursor = db.__dict__["_rawsql_cursor"] = db.create_cursor()
+        cursor = db.__dict__["_rawsql_cursor"] = db.create_cursor()
     return cursor
 
 
@@ -63,17 +66,18 @@ def query(
     `prepare`: on PostgreSQL, prepare it on its first run on a connection (not only from the
     connection's `prepare_threshold`-th), even where that threshold is None."""
     db = connections[using]
-    cursor = _kept_cursor(db)
-    if cursor is None:
+    raw = _open_connection(db)
+    if raw is None:
         with db.cursor() as wrapped:
             wrapped.execute(sql, params)
             return fetch(wrapped)
     db.validate_no_broken_transaction()
     with db.wrap_database_errors:
-        if db.vendor == "postgresql":
-            result = _pg_run(cursor.connection, sql, params, prepare)
+        if db.vendor == "postgresql":  # no cursor at all (each request's wrapper is new)
+            result = _pg_run(raw, sql, params, prepare)
             if result is not None:
                 return fetch(result)
+        cursor = _kept_cursor(db, raw)
         cursor.execute(sql, params)
         return fetch(cursor)
 
