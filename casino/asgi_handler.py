@@ -51,6 +51,36 @@ class OneHopASGIHandler(ASGIHandler):
             return
         raise AssertionError(f"Invalid ASGI message after request body: {message['type']}")
 
+    async def send_response(self, response: Any, send: Any) -> None:
+        """Send the response, then break the request's reference cycles (`_break_cycles`)."""
+        try:
+            await super().send_response(response, send)
+        finally:
+            _break_cycles(response)
+
+
+def _break_cycles(response: Any) -> None:
+    """Empty the objects of a request whose response is sent, so that reference counting
+    frees them at once instead of the garbage collector.
+
+    DRF's request points to itself (`parser_context["request"]`), its response to the view
+    and the request (`renderer_context`), the view to both; Django's request to itself
+    through what middleware hangs on it (the lazy user's closure, `auser`, the messages
+    storage). Every request so became about 150 objects of cyclic garbage, found only by the
+    collector, whose young collections then ran every few requests and whose full ones paused
+    the whole process (docs/performance.md, API). After the response is sent nothing reads
+    these objects: the handler only closes the response (its own closers and the
+    `request_finished` signal, which do not read them either).
+    """
+    context = response.__dict__.pop("renderer_context", None)
+    if not context:
+        return
+    view, request = context.get("view"), context.get("request")
+    http_request = getattr(request, "_request", None)
+    for part in (view, request, http_request):
+        if part is not None:
+            part.__dict__.clear()
+
 
 def one_hop_asgi_application() -> OneHopASGIHandler:
     """What `django.core.asgi.get_asgi_application` does, with the one-hop handler."""

@@ -71,7 +71,9 @@ class TokenAuthentication(drf_authentication.TokenAuthentication):
         for convert in converters:
             created = convert(created, expression, connections[db])
         token = model.from_db(db, ["key", "user_id", "created"], [key, user.pk, created])
-        token.user = user
+        # `token.user` without the reverse cache (`user.auth_token`) that assigning it sets: the
+        # pair would be a reference cycle, garbage for the collector after every request.
+        token._state.fields_cache["user"] = user
         if not user.is_active:
             raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
         return user, token
