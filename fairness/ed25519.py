@@ -62,6 +62,9 @@ def _load() -> Accepts | None:
 
 
 Signs = Callable[[bytes], bytes]
+# The signature buffer's type, kept: ctypes caches array types only weakly, so a buffer made
+# with `create_string_buffer` per call made a new type each time, garbage for the collector.
+_SIGNATURE = ctypes.c_char * 64
 
 
 def signer(seed: bytes) -> Signs | None:
@@ -79,7 +82,7 @@ def signer(seed: bytes) -> Signs | None:
     key = secret.raw
 
     def signs(message: bytes) -> bytes:
-        signature = ctypes.create_string_buffer(64)
+        signature = _SIGNATURE()
         if sign(signature, None, message, len(message), key) != 0:
             raise ValueError("libsodium refused to sign")
         return signature.raw
