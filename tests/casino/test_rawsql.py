@@ -81,7 +81,7 @@ def test_insert_many_rows_in_one_statement() -> None:
     ]
 
 
-def test_statements_run_on_one_kept_cursor_unless_queries_are_logged() -> None:
+def test_statements_run_on_a_kept_cursor_or_none_unless_queries_are_logged() -> None:
     from django.db import connections
     from django.test.utils import CaptureQueriesContext
 
@@ -89,9 +89,13 @@ def test_statements_run_on_one_kept_cursor_unless_queries_are_logged() -> None:
     db.ensure_connection()
     db.__dict__.pop("_rawsql_cursor", None)
     assert rawsql.fetch_one("SELECT %s, %s", [7, "seven"]) == (7, "seven")
-    kept = db.__dict__["_rawsql_cursor"]
     assert rawsql.query("SELECT %s", [8], lambda cursor: cursor.fetchall()) == [(8,)]
-    assert db.__dict__["_rawsql_cursor"] is kept  # reused, not created per statement
+    if db.vendor == "postgresql":  # straight through libpq: no cursor at all
+        assert "_rawsql_cursor" not in db.__dict__
+    else:
+        kept = db.__dict__["_rawsql_cursor"]
+        assert rawsql.fetch_one("SELECT %s", [8]) == (8,)
+        assert db.__dict__["_rawsql_cursor"] is kept  # reused, not created per statement
     with CaptureQueriesContext(connection) as queries:
         assert rawsql.fetch_one("SELECT %s", [9]) == (9,)
     assert [q["sql"] for q in queries.captured_queries] == ["SELECT 9"]  # logged: Django's cursor
