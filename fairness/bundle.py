@@ -38,13 +38,16 @@ def _reject_constant(text: str) -> Any:
 # null by the canonical encoder, so a null in a signed value could be swapped for it unseen.
 _DECODER = json.JSONDecoder(parse_float=_reject_float, parse_constant=_reject_constant)
 
-# How deep msgspec's typed parse takes a line: real lines nest 7 levels (line, events, event,
-# data, participants, participant, value). A line that nests deeper goes to the standard
-# library, so msgspec (whose recursion check lets it nest three levels deeper than the
-# standard library's before Python's recursion limit) never takes a line the standard
-# library would refuse as too deep; checking this while parsing costs nothing, where counting
-# the line's brackets first cost about a tenth of the parse.
-_FAST_DEPTH = 16
+# How deep msgspec's typed parse takes a line: real lines nest 6 levels of arrays and objects
+# (the deepest line of 60 rounds of every rule set played by `casino.play`). A line that
+# nests deeper goes to the standard library, so msgspec (whose recursion check lets it nest
+# three levels deeper than the standard library's before Python's recursion limit) never
+# takes a line the standard library would refuse as too deep; checking this while parsing
+# costs nothing, where counting the line's brackets first cost about a tenth of the parse.
+# Building the type costs about 6x more per level (every level names the one below twice):
+# 10 levels take 13 ms at import, 16 took 1.5 s, paid by every process importing the
+# verifier (the CLI, the server, the worker, each test run).
+_FAST_DEPTH = 10
 
 
 def _json_type(depth: int) -> Any:
