@@ -71,9 +71,18 @@ _STORE_SQL = f"UPDATE {_TABLE} SET status_code = %s, response = %s{{json}} WHERE
 _FORGET_SQL = f"DELETE FROM {_TABLE} WHERE id = %s"
 
 
+_SQL: dict[tuple[str, str], str] = {}
+
+
 def _sql(template: str) -> str:
-    """PostgreSQL stores the JSON text as jsonb; SQLite as text."""
-    return template.format(json="::jsonb" if connection.vendor == "postgresql" else "")
+    """PostgreSQL stores the JSON text as jsonb; SQLite as text (each built once)."""
+    vendor = connection.vendor
+    found = _SQL.get((template, vendor))
+    if found is None:
+        found = _SQL[template, vendor] = template.format(
+            json="::jsonb" if vendor == "postgresql" else ""
+        )
+    return found
 
 
 class Replay(HookExit):
