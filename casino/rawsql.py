@@ -135,7 +135,7 @@ class _PgState:
     a DEALLOCATE ALL psycopg has queued is sent before this path prepares anything.
     """
 
-    __slots__ = ("encoding", "manager", "prepared", "runs", "tx")
+    __slots__ = ("encoding", "manager", "named", "prepared", "runs", "tx")
 
     def __init__(self, conn: Any) -> None:
         from psycopg.adapt import Transformer
@@ -143,6 +143,7 @@ class _PgState:
         self.tx = Transformer(conn)
         self.runs: dict[tuple[str, Any], int] = {}
         self.prepared: dict[tuple[str, Any], bytes] = {}
+        self.named = 0  # names are never reused: one forgotten here may still be prepared there
         self.encoding = conn.info.encoding
         self.manager = manager = conn._prepared
         clear = manager.clear
@@ -213,7 +214,8 @@ def _pg_run(conn: Any, sql: str, params: Sequence[Any], prepare: bool) -> _PgRes
         threshold = 0 if prepare else conn.prepare_threshold
         runs = state.runs[key] = state.runs.get(key, 0) + 1
         if threshold is not None and runs > threshold and len(state.prepared) < _PG_MAX_PREPARED:
-            name = b"_rawsql_%d" % len(state.prepared)
+            name = b"_rawsql_%d" % state.named
+            state.named += 1
             prepared = pgconn.prepare(name, text, types)
             if prepared.status != _COMMAND_OK:
                 raise psycopg.errors.error_from_result(prepared, encoding=state.encoding)
@@ -283,10 +285,12 @@ def discard_queued(*, using: str = DEFAULT_DB_ALIAS) -> None:
 
 @contextmanager
 def savepoint(*, using: str = DEFAULT_DB_ALIAS) -> Iterator[None]:
-    """A savepoint inside the current transaction as raw statements: if the block raises,
-    the database goes back to it (the transaction stays usable, also after a failed statement
-    on PostgreSQL) and the exception propagates. Two statements on the fast path, where a
-    nested `transaction.atomic()` also ran Django's savepoint bookkeeping and cursor."""
+    """A savepoint inside the current transaction as raw statements, with what Django's nested
+    `transaction.atomic()` does at its end: if the block raises, or an ORM write in it failed
+    and marked the transaction for rollback, the database goes back to the savepoint and the
+    transaction is usable again (also after a failed statement on PostgreSQL); an exception
+    propagates. Two statements on the fast path, where a nested `atomic()` also ran Django's
+    savepoint bookkeeping and cursor."""
     db = connections[using]
     if not db.in_atomic_block:
         raise RuntimeError("rawsql.savepoint runs inside a transaction (atomic block)")
@@ -294,10 +298,22 @@ def savepoint(*, using: str = DEFAULT_DB_ALIAS) -> Iterator[None]:
     try:
         yield
     except BaseException:
+        _back_to_savepoint(db, using)
+        raise
+    if db.needs_rollback:  # an ORM write failed inside and its error was caught there
+        _back_to_savepoint(db, using)
+        return
+    execute("RELEASE SAVEPOINT rawsql_savepoint", [], using=using)
+
+
+def _back_to_savepoint(db: BaseDatabaseWrapper, using: str) -> None:
+    db.needs_rollback = False  # as Django's Atomic does: the savepoint makes it usable again
+    try:
         execute("ROLLBACK TO SAVEPOINT rawsql_savepoint", [], using=using)
         execute("RELEASE SAVEPOINT rawsql_savepoint", [], using=using)
+    except BaseException:
+        db.needs_rollback = True
         raise
-    execute("RELEASE SAVEPOINT rawsql_savepoint", [], using=using)
 
 
 def _rowcount(cursor: Any) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 from django.db import connection
 
@@ -217,3 +219,32 @@ def test_queued_writes_go_out_with_the_next_flushing_write_or_are_forgotten() ->
     rawsql.flush()
     table.refresh_from_db()
     assert table.version == 8
+
+
+def test_a_savepoint_undoes_a_failed_block_and_the_transaction_goes_on() -> None:
+    from django.db import IntegrityError, transaction
+
+    from casino.dashboard.models import StatsContribution
+
+    alice = make_player("alice")
+
+    def row(net: int) -> StatsContribution:
+        return StatsContribution(
+            round_id="r1", user=alice, table_id=1, ruleset="classic", day="2026-11-30",
+            stake=10, gross_return=10 + net, net=net, finished_at="2026-11-30T10:00:00Z",
+        )  # fmt: skip
+
+    with transaction.atomic():
+        row(1).save()
+        with pytest.raises(IntegrityError), rawsql.savepoint():  # raised through the block
+            StatsContribution.objects.filter(round_id="r1").update(net=2)
+            row(3).save()  # the same (round, user): refused, marks the transaction
+        assert not connection.needs_rollback
+        with rawsql.savepoint():  # an ORM error caught inside the block
+            StatsContribution.objects.filter(round_id="r1").update(net=4)
+            with contextlib.suppress(IntegrityError):
+                row(5).save()
+        assert not connection.needs_rollback
+        with rawsql.savepoint():  # a block that succeeds keeps its writes
+            StatsContribution.objects.filter(round_id="r1").update(stake=11)
+    assert list(StatsContribution.objects.values_list("net", "stake")) == [(1, 11)]
