@@ -14,6 +14,9 @@ order A, a small order R); for a canonical A both decode the same point. So libs
 a subset of what OpenSSL accepts, and for a tampered or forged signature the verdict (and the
 verifier's message) comes from `cryptography`, exactly as without libsodium.
 
+`signer(seed)` signs with libsodium where the system has it: Ed25519 signatures are
+deterministic, so its signatures are `cryptography`'s own bytes (the server's receipts).
+
 The library is loaded with `ctypes` from the standard library (Debian's `libsodium23`; no
 Python package needed); without it, or with FAIRNESS_NO_LIBSODIUM set in the environment,
 `accepts` is None and `cryptography` alone verifies.
@@ -70,7 +73,7 @@ _SIGNATURE = ctypes.c_char * 64
 def signer(seed: bytes) -> Signs | None:
     """libsodium's Ed25519 signing under the private key of this 32-byte seed, or None
     without libsodium. Ed25519 signatures are deterministic (RFC 8032), so it gives the very
-    bytes `cryptography` gives (tests/fairness/test_ed25519.py), for about two thirds of the
+    bytes `cryptography` gives (tests/fairness/test_ed25519_signing.py), for about two thirds of the
     instructions (0.34 against 0.51 M for a 1.5 kB receipt, callgrind): the server signs every
     finished round's receipt."""
     if _LIB is None or type(seed) is not bytes or len(seed) != 32:
