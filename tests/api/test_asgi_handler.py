@@ -168,12 +168,28 @@ def test_the_served_process_freezes_its_startup_heap() -> None:
     assert gc.get_freeze_count() > 50_000  # Django, DRF and the app: never walked again
 
 
+def _cyclic_garbage(run: Any) -> tuple[Any, list[Any]]:
+    """`run()` once to warm up (imports, caches, the connection), then again with the
+    collector keeping what it finds: (the second run's result, the cyclic garbage it left)."""
+    import gc
+
+    run()
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        result = run()
+        gc.collect()
+        return result, list(gc.garbage)
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+
+
 def test_a_disconnect_after_the_response_leaves_no_reference_cycle() -> None:
     """daphne reports a disconnect at the end of every request. Django's handler raised
     RequestAborted for it and ignored it; kept by its task, the exception's traceback made
     the request a reference cycle. The handler returns instead: nothing is left for the
     collector, and the answer is the same."""
-    import gc
 
     handler = OneHopASGIHandler()
 
@@ -184,17 +200,9 @@ def test_a_disconnect_after_the_response_leaves_no_reference_cycle() -> None:
         await communicator.wait(timeout=10)
         return response
 
-    async_to_sync(request_then_disconnect)()  # warm-up: imports, caches, the connection
-    gc.collect()
-    gc.set_debug(gc.DEBUG_SAVEALL)
-    try:
-        response = async_to_sync(request_then_disconnect)()
-        gc.collect()
-        aborted = [o for o in gc.garbage if type(o).__name__ == "RequestAborted"]
-        frames = [o.f_code.co_qualname for o in gc.garbage if type(o).__name__ == "frame"]
-    finally:
-        gc.set_debug(0)
-        gc.garbage.clear()
+    response, garbage = _cyclic_garbage(async_to_sync(request_then_disconnect))
+    aborted = [o for o in garbage if type(o).__name__ == "RequestAborted"]
+    frames = [o.f_code.co_qualname for o in garbage if type(o).__name__ == "frame"]
     assert response["status"] == 200
     assert aborted == [] and frames == [], frames
 
@@ -231,7 +239,6 @@ def test_a_served_drf_request_leaves_its_objects_to_reference_counting() -> None
     request was about 150 objects of cyclic garbage), and the answers are unchanged. (A DRF
     serializer still points to itself through its bound fields, and keeps what it holds, such
     as the user `/api/auth/me/` serializes.)"""
-    import gc
 
     from rest_framework.request import Request
     from rest_framework.response import Response
@@ -252,21 +259,13 @@ def test_a_served_drf_request_leaves_its_objects_to_reference_counting() -> None
             await _get(application, "/api/tables/"),  # an error answer (401)
         ]
 
-    async_to_sync(requests)()  # warm-up: imports, caches, the connection
-    gc.collect()
-    gc.set_debug(gc.DEBUG_SAVEALL)
-    try:
-        answers = async_to_sync(requests)()
-        gc.collect()
-        left = [
-            type(o).__qualname__
-            for o in gc.garbage
-            if isinstance(o, (Request, Response, APIView))
-            or type(o).__name__ in ("ASGIRequest", "Token")
-        ]
-    finally:
-        gc.set_debug(0)
-        gc.garbage.clear()
+    answers, garbage = _cyclic_garbage(async_to_sync(requests))
+    left = [
+        type(o).__qualname__
+        for o in garbage
+        if isinstance(o, (Request, Response, APIView))
+        or type(o).__name__ in ("ASGIRequest", "Token")
+    ]
     assert [a["status"] for a in answers] == [200, 200, 401]
     assert json.loads(answers[1]["body"])["username"] == "cycles"
     assert left == [], left
