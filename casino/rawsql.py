@@ -21,9 +21,10 @@ query counts and logs see every statement.
 from __future__ import annotations
 
 import re
+from asyncio import _get_running_loop
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import psycopg
 from django.db import DEFAULT_DB_ALIAS, connection, connections
@@ -32,6 +33,26 @@ from django.db.models import Model
 
 M = TypeVar("M", bound=Model)
 R = TypeVar("R")
+
+
+def _wrapper(using: str) -> BaseDatabaseWrapper:
+    """`connections[using]`, read straight from Django's thread-local storage in a thread
+    with no running event loop (every statement here runs in one). Django keeps the wrappers
+    in an asgiref `Local(thread_critical=True)`, which outside an event loop is a plain
+    `threading.local`; but every `connections[alias]` first asks asyncio for the running
+    loop, and the RuntimeError it raises outside one made a lookup about 10,800 instructions
+    (callgrind), some twenty a game request here. In an event loop's thread, before a
+    wrapper exists, or if Django's storage is not what it was, it is `connections[using]`
+    (tests/casino/test_rawsql.py checks that both give the same wrapper)."""
+    if _get_running_loop() is None:
+        handler: Any = connections
+        try:
+            found = getattr(handler._connections._storage, using, None)
+        except AttributeError:  # not asgiref's thread-critical Local any more
+            found = None
+        if found is not None:
+            return cast(BaseDatabaseWrapper, found)
+    return connections[using]
 
 
 def _open_connection(db: BaseDatabaseWrapper) -> Any:
@@ -65,7 +86,7 @@ def query(
     """Run one statement on database `using` and return `fetch(cursor)` (see the module).
     `prepare`: on PostgreSQL, prepare it on its first run on a connection (not only from the
     connection's `prepare_threshold`-th), even where that threshold is None."""
-    db = connections[using]
+    db = _wrapper(using)
     raw = _open_connection(db)
     if raw is None:
         with db.cursor() as wrapped:
@@ -253,12 +274,12 @@ def later(sql: str, params: Sequence[Any], *, using: str = DEFAULT_DB_ALIAS) -> 
     different rows. Whoever queues must make sure a flush follows inside the same
     transaction, and `discard_queued` on the way out of one that fails (see the round
     service)."""
-    connections[using].__dict__.setdefault("_rawsql_later", []).append((sql, list(params)))
+    _wrapper(using).__dict__.setdefault("_rawsql_later", []).append((sql, list(params)))
 
 
 def execute_with_queued(sql: str, params: Sequence[Any], *, using: str = DEFAULT_DB_ALIAS) -> int:
     """`execute` a write together with the writes `later` queued; its own row count."""
-    db = connections[using]
+    db = _wrapper(using)
     queued: list[tuple[str, list[Any]]] | None = db.__dict__.pop("_rawsql_later", None)
     if not queued:
         return execute(sql, params, using=using)
@@ -273,14 +294,14 @@ def execute_with_queued(sql: str, params: Sequence[Any], *, using: str = DEFAULT
 
 def flush(*, using: str = DEFAULT_DB_ALIAS) -> None:
     """Send whatever `later` queued on this connection (each as it is)."""
-    db = connections[using]
+    db = _wrapper(using)
     for statement, values in db.__dict__.pop("_rawsql_later", None) or ():
         execute(statement, values, using=using)
 
 
 def discard_queued(*, using: str = DEFAULT_DB_ALIAS) -> None:
     """Forget the queued writes (their transaction is rolling back)."""
-    connections[using].__dict__.pop("_rawsql_later", None)
+    _wrapper(using).__dict__.pop("_rawsql_later", None)
 
 
 @contextmanager
@@ -291,7 +312,7 @@ def savepoint(*, using: str = DEFAULT_DB_ALIAS) -> Iterator[None]:
     transaction is usable again (also after a failed statement on PostgreSQL); an exception
     propagates. Two statements on the fast path, where a nested `atomic()` also ran Django's
     savepoint bookkeeping and cursor."""
-    db = connections[using]
+    db = _wrapper(using)
     if not db.in_atomic_block:
         raise RuntimeError("rawsql.savepoint runs inside a transaction (atomic block)")
     execute("SAVEPOINT rawsql_savepoint", [], using=using)
@@ -417,7 +438,7 @@ def instance(
     columns in field order (None for None), converted as the ORM converts them."""
     if row is None:
         return None
-    db = connections[using]
+    db = _wrapper(using)
     attnames, converting = _reader(model, db)
     values = list(row[: len(attnames)])
     for i, converters, column in converting:
@@ -467,7 +488,7 @@ def insert_together(*groups: Sequence[Model]) -> None:
     reads by key (a new round's seats). Elsewhere, one `insert` per group.
     """
     groups = tuple(group for group in groups if group)
-    db = connections[DEFAULT_DB_ALIAS]
+    db = _wrapper(DEFAULT_DB_ALIAS)
     if db.vendor != "postgresql" or len(groups) < 2:
         for group in groups:
             insert(group)
@@ -504,7 +525,7 @@ def insert(objs: Sequence[Model], *, ignore_conflicts: bool = False) -> None:
     """
     if not objs:
         return
-    db = connections[DEFAULT_DB_ALIAS]  # the wrapper itself: `connection` is a per-use lookup
+    db = _wrapper(DEFAULT_DB_ALIAS)  # the wrapper itself: `connection` is a per-use lookup
     model = type(objs[0])
     pk_missing = objs[0].pk is None
     fields, params = _insert_values(objs, db)

@@ -248,3 +248,30 @@ def test_a_savepoint_undoes_a_failed_block_and_the_transaction_goes_on() -> None
         with rawsql.savepoint():  # a block that succeeds keeps its writes
             StatsContribution.objects.filter(round_id="r1").update(stake=11)
     assert list(StatsContribution.objects.values_list("net", "stake")) == [(1, 11)]
+
+
+def test_the_wrapper_lookup_is_djangos_in_every_thread_and_in_an_event_loop() -> None:
+    import asyncio
+    import threading
+
+    from django.db import connections
+
+    connection.ensure_connection()
+    assert rawsql._wrapper("default") is connections["default"]
+    seen: list[bool] = []
+
+    def other_thread() -> None:  # a thread's own wrapper, created by the fallback first
+        first = rawsql._wrapper("default")
+        seen.append(first is connections["default"] and first is not connection_here)
+        seen.append(rawsql._wrapper("default") is first)
+
+    connection_here = connections["default"]
+    thread = threading.Thread(target=other_thread)
+    thread.start()
+    thread.join()
+
+    async def in_a_loop() -> bool:  # asgiref's per-task storage there: Django's lookup
+        return rawsql._wrapper("default") is connections["default"]
+
+    seen.append(asyncio.run(in_a_loop()))
+    assert seen == [True, True, True]
