@@ -11,8 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fairness import ed25519
-
-needs_libsodium = pytest.mark.skipif(ed25519.accepts is None, reason="no system libsodium")
+from tests.fairness.test_ed25519 import needs_libsodium
 
 
 @needs_libsodium
