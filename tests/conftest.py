@@ -132,3 +132,16 @@ def _fresh_cache() -> Iterator[None]:
     else:
         cache.clear()
     yield
+
+
+@pytest.fixture(autouse=True)
+def _fresh_channel_layer() -> Iterator[None]:
+    """Each test gets its own channel layer instance. channels-redis keeps per-channel asyncio
+    locks on the instance, bound to the event loop that first used them: one left held by a
+    test's cancelled receive broke every later WebSocket test with "bound to a different event
+    loop" (seen once in CI's second pass)."""
+    from channels.layers import channel_layers
+
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()
