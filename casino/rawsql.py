@@ -277,10 +277,58 @@ def later(sql: str, params: Sequence[Any], *, using: str = DEFAULT_DB_ALIAS) -> 
     _wrapper(using).__dict__.setdefault("_rawsql_later", []).append((sql, list(params)))
 
 
+class _Collected:
+    """A queued write built when it is sent, from what was collected under its key."""
+
+    __slots__ = ("build", "items", "key")
+
+    def __init__(self, key: str, build: Callable[[Any], tuple[str, list[Any]] | None]) -> None:
+        self.key, self.build = key, build
+        self.items: dict[Any, Any] = {}
+
+
+def later_collect(
+    key: str,
+    build: Callable[[dict[Any, Any]], tuple[str, list[Any]] | None],
+    *,
+    using: str = DEFAULT_DB_ALIAS,
+) -> dict[Any, Any]:
+    """Like `later`, for one write that several callers add to: the dict collected under `key`
+    on this connection (a new one the first time), which the caller fills in. When the queue
+    is sent, `build(that dict)` gives the statement and its parameters (None: nothing to
+    send). Two `later` writes to the same row in one statement would lose one of them; one
+    collected write per key cannot."""
+    queue = _wrapper(using).__dict__.setdefault("_rawsql_later", [])
+    for entry in queue:
+        if isinstance(entry, _Collected) and entry.key == key:
+            return entry.items
+    collected = _Collected(key, build)
+    queue.append(collected)
+    return collected.items
+
+
+def _take_queued(db: Any) -> list[tuple[str, list[Any]]]:
+    """The queued writes as statements (collected ones built now), the queue emptied."""
+    taken: list[tuple[str, list[Any]]] = []
+    for entry in db.__dict__.pop("_rawsql_later", None) or ():
+        if isinstance(entry, _Collected):
+            built = entry.build(entry.items)
+            if built is not None:
+                taken.append(built)
+        else:
+            taken.append(entry)
+    return taken
+
+
 def execute_with_queued(sql: str, params: Sequence[Any], *, using: str = DEFAULT_DB_ALIAS) -> int:
     """`execute` a write together with the writes `later` queued; its own row count."""
     db = _wrapper(using)
-    queued: list[tuple[str, list[Any]]] | None = db.__dict__.pop("_rawsql_later", None)
+    return _execute_with(_take_queued(db), sql, params, db, using)
+
+
+def _execute_with(
+    queued: list[tuple[str, list[Any]]], sql: str, params: Sequence[Any], db: Any, using: str
+) -> int:
     if not queued:
         return execute(sql, params, using=using)
     if db.vendor != "postgresql":
@@ -293,10 +341,12 @@ def execute_with_queued(sql: str, params: Sequence[Any], *, using: str = DEFAULT
 
 
 def flush(*, using: str = DEFAULT_DB_ALIAS) -> None:
-    """Send whatever `later` queued on this connection (each as it is)."""
+    """Send whatever `later` queued on this connection (on PostgreSQL as one statement)."""
     db = _wrapper(using)
-    for statement, values in db.__dict__.pop("_rawsql_later", None) or ():
-        execute(statement, values, using=using)
+    queued = _take_queued(db)
+    if queued:
+        last, values = queued.pop()
+        _execute_with(queued, last, values, db, using)
 
 
 def discard_queued(*, using: str = DEFAULT_DB_ALIAS) -> None:

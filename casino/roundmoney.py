@@ -88,6 +88,7 @@ def _settle(round_id: str, state: RoundState, event: RoundSettled, key: str) -> 
         fee_micro=event.fee,
         house_banked=state.rules.kind != DUEL,
         idempotency_key=key,
+        defer_house=True,  # the round service's `_queued_writes` sends them before its commit
     )
 
 

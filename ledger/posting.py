@@ -62,6 +62,18 @@ HOUSE_BANKROLL = AccountSpec("house_bankroll", AccountType.HOUSE_BANKROLL)
 HOUSE_FEE_REVENUE = AccountSpec("house_fee_revenue", AccountType.HOUSE_FEE_REVENUE)
 EXTERNAL = AccountSpec("external:usdc", AccountType.EXTERNAL)
 
+# The accounts every player's money passes through (one row each, shared by all tables): they
+# are locked after every other row, so a transaction holds them as briefly as it can, and a
+# round's settlement may leave their balance update to the end of its transaction (`post`'s
+# deferred legs). Every lock in this module follows that order: other rows in ascending id,
+# then these in ascending id, so two transactions never wait on each other in a cycle.
+HOT_TYPES = (AccountType.HOUSE_BANKROLL, AccountType.HOUSE_FEE_REVENUE, AccountType.EXTERNAL)
+_LOCK_ORDER = (
+    "ORDER BY b.account_type IN ("
+    + ", ".join(f"'{t.value}'" for t in HOT_TYPES)
+    + "), b.account_id"
+)
+
 
 def may_go_negative(account_type: str) -> bool:
     """Whether this account type may go below zero under the current configuration."""
@@ -86,25 +98,49 @@ class LockedAccount:
     may_go_negative: bool
     balance: int
     state: str
+    # False: read without its lock (a hot account, see HOT_TYPES); `post` writes its postings
+    # and queues its balance change for the end of the transaction; `balance` is only a guide.
+    locked: bool = True
 
 
-def _lock_query(keys: list[str]) -> dict[str, LockedAccount]:
+_ROW_COLUMNS = (
+    "SELECT a.key, b.account_id, b.account_type, a.owner_id, b.may_go_negative, b.balance, "
+    "b.state FROM ledger_accountbalance b JOIN ledger_account a ON a.id = b.account_id "
+)
+
+
+def _lock_query(keys: list[str], unlocked: list[str] = []) -> dict[str, LockedAccount]:  # noqa: B006
+    """The balance rows of `keys` under their locks, and of `unlocked` without (one statement)."""
     placeholders = ", ".join(["%s"] * len(keys))
     # ORDER BY before FOR UPDATE: PostgreSQL locks rows as they come out of the sort, so every
-    # transaction takes its locks in ascending account id (no deadlocks). SQLite has no row
-    # locks: its IMMEDIATE transactions serialize writers instead.
-    lock = " FOR UPDATE OF b" if connection.features.has_select_for_update_of else ""
+    # transaction takes its locks in the same order (_LOCK_ORDER: no deadlocks). SQLite has no
+    # row locks: its IMMEDIATE transactions serialize writers instead.
+    if not connection.features.has_select_for_update_of:
+        rows = rawsql.query(
+            f"{_ROW_COLUMNS}WHERE a.key IN ({', '.join(['%s'] * (len(keys) + len(unlocked)))})",
+            [*keys, *unlocked],
+            _locked_rows,
+        )
+        for key in unlocked:
+            if key in rows:
+                rows[key].locked = False
+        return rows
+    locked = f"{_ROW_COLUMNS}WHERE a.key IN ({placeholders}) {_LOCK_ORDER} FOR UPDATE OF b"
+    if not unlocked:
+        return rawsql.query(locked, keys, _locked_rows)
     sql = (
-        "SELECT a.key, b.account_id, b.account_type, a.owner_id, b.may_go_negative, b.balance, "
-        "b.state FROM ledger_accountbalance b JOIN ledger_account a ON a.id = b.account_id "
-        f"WHERE a.key IN ({placeholders}) ORDER BY b.account_id{lock}"
+        f"WITH l AS ({locked}) SELECT *, true FROM l UNION ALL "
+        f"{_ROW_COLUMNS.replace('b.state ', 'b.state, false ')}"
+        f"WHERE a.key IN ({', '.join(['%s'] * len(unlocked))})"
     )
-    return rawsql.query(sql, keys, _locked_rows)
+    return rawsql.query(sql, [*keys, *unlocked], _locked_rows)
 
 
 def _locked_rows(cursor: Any) -> dict[str, LockedAccount]:
     return {
-        row[0]: LockedAccount(row[0], row[1], row[2], row[3], bool(row[4]), row[5], row[6])
+        row[0]: LockedAccount(
+            row[0], row[1], row[2], row[3], bool(row[4]), row[5], row[6], len(row) < 8 or row[7]
+        )
         for row in cursor.fetchall()
     }
 
@@ -148,16 +184,51 @@ def create_accounts(specs: Iterable[AccountSpec]) -> None:
     _create_accounts(specs)
 
 
-def lock_accounts(specs: Iterable[AccountSpec]) -> dict[str, LockedAccount]:
-    """Lock the balance rows of these accounts (creating missing ones), in ascending id."""
+def lock_accounts(
+    specs: Iterable[AccountSpec], unlocked: Iterable[AccountSpec] = ()
+) -> dict[str, LockedAccount]:
+    """Lock the balance rows of these accounts (creating missing ones), hot accounts last
+    (_LOCK_ORDER); read those of `unlocked` (hot accounts whose balance change `post` defers)
+    without their locks."""
     by_key = {s.key: s for s in specs}
     keys = sorted(by_key)
-    rows = _lock_query(keys)
-    missing = [by_key[k] for k in keys if k not in rows]
+    later = {s.key: s for s in unlocked if s.key not in by_key}
+    unlocked_keys = sorted(later)
+    rows = _lock_query(keys, unlocked_keys)
+    missing = [spec for key, spec in {**by_key, **later}.items() if key not in rows]
     if missing:
         _create_accounts(missing)
-        rows = _lock_query(keys)
+        rows = _lock_query(keys, unlocked_keys)
     return rows
+
+
+_HOT_BALANCES = "ledger.hot_balances"  # rawsql.later_collect's key: account id -> delta
+
+
+def _hot_update(deltas: dict[int, int]) -> tuple[str, list[Any]] | None:
+    """The deferred balance changes of hot accounts as one UPDATE (their locks in order)."""
+    lines = sorted((account_id, delta) for account_id, delta in deltas.items() if delta)
+    if not lines:
+        return None
+    ids = ", ".join(["%s"] * len(lines))
+    params: list[Any] = [v for line in lines for v in line]
+    if connection.vendor == "postgresql":
+        cases = " ".join(["WHEN %s THEN %s::bigint"] * len(lines))
+        # The rows are locked in order by the sub-select, as _lock_query would, before the
+        # UPDATE changes them (an UPDATE alone locks in whatever order its plan reads).
+        return (
+            f"UPDATE ledger_accountbalance b SET balance = b.balance + CASE b.account_id {cases} "
+            "END FROM (SELECT account_id FROM ledger_accountbalance "
+            f"WHERE account_id IN ({ids}) ORDER BY account_id FOR UPDATE) l "
+            "WHERE b.account_id = l.account_id",
+            [*params, *(account_id for account_id, _ in lines)],
+        )
+    cases = " ".join(["WHEN %s THEN %s"] * len(lines))
+    return (
+        f"UPDATE ledger_accountbalance SET balance = balance + CASE account_id {cases} END "
+        f"WHERE account_id IN ({ids})",
+        [*params, *(account_id for account_id, _ in lines)],
+    )
 
 
 def escrow_state_set(row: LockedAccount, state: str) -> None:
@@ -213,22 +284,22 @@ _ENTRY_INSERT = (
 
 
 def _write_postgres(
-    entry_row: list[Any], lines: list[tuple[int, int]], close: tuple[int, str] | None
+    entry_row: list[Any], lines: list[tuple[int, int, bool]], close: tuple[int, str] | None
 ) -> int | None:
-    """One statement (one round trip): the entry, its postings and the balance updates, and
-    the escrow's new state (`close`: its account id and state) if asked.
+    """One statement (one round trip): the entry, its postings and the balance updates (of the
+    lines marked True), and the escrow's new state (`close`: its account id and state) if asked.
 
     Returns None when the key already exists (nothing written: the CTEs join on the entry).
     """
-    values = ", ".join(["(%s::bigint, %s::bigint)"] * len(lines))
+    values = ", ".join(["(%s::bigint, %s::bigint, %s::boolean)"] * len(lines))
     # One UPDATE per row and statement: the state goes with the balance, not in a CTE of its own.
     state = ", state = CASE WHEN b.account_id = %s THEN %s ELSE b.state END" if close else ""
     sql = (
-        f"WITH e AS ({_ENTRY_INSERT}), lines(account_id, amount) AS (VALUES {values}), "
+        f"WITH e AS ({_ENTRY_INSERT}), lines(account_id, amount, now) AS (VALUES {values}), "
         "p AS (INSERT INTO ledger_posting (entry_id, account_id, amount) "
         "SELECT e.id, l.account_id, l.amount FROM e, lines l), "
         f"u AS (UPDATE ledger_accountbalance b SET balance = b.balance + l.amount{state} "
-        "FROM e, lines l WHERE b.account_id = l.account_id) "
+        "FROM e, lines l WHERE b.account_id = l.account_id AND l.now) "
         "SELECT id FROM e"
     )
     params = [*entry_row, *(v for line in lines for v in line), *(close or ())]
@@ -236,7 +307,7 @@ def _write_postgres(
     return None if found is None else int(found[0])
 
 
-def _write_portable(entry_row: list[Any], lines: list[tuple[int, int]]) -> int | None:
+def _write_portable(entry_row: list[Any], lines: list[tuple[int, int, bool]]) -> int | None:
     """The same writes as three statements (SQLite has no data-modifying CTEs)."""
     with connection.cursor() as cursor:
         cursor.execute(_ENTRY_INSERT, entry_row)
@@ -247,16 +318,18 @@ def _write_portable(entry_row: list[Any], lines: list[tuple[int, int]]) -> int |
         cursor.execute(
             "INSERT INTO ledger_posting (entry_id, account_id, amount) VALUES "
             + ", ".join(["(%s, %s, %s)"] * len(lines)),
-            [v for account_id, amount in lines for v in (entry_id, account_id, amount)],
+            [v for account_id, amount, _ in lines for v in (entry_id, account_id, amount)],
         )
-        cursor.execute(
-            "UPDATE ledger_accountbalance SET balance = balance + CASE account_id "
-            + " ".join(["WHEN %s THEN %s"] * len(lines))
-            + " END WHERE account_id IN ("
-            + ", ".join(["%s"] * len(lines))
-            + ")",
-            [v for line in lines for v in line] + [account_id for account_id, _ in lines],
-        )
+        now = [(account_id, amount) for account_id, amount, update in lines if update]
+        if now:
+            cursor.execute(
+                "UPDATE ledger_accountbalance SET balance = balance + CASE account_id "
+                + " ".join(["WHEN %s THEN %s"] * len(now))
+                + " END WHERE account_id IN ("
+                + ", ".join(["%s"] * len(now))
+                + ")",
+                [v for line in now for v in line] + [account_id for account_id, _ in now],
+            )
     return entry_id
 
 
@@ -275,6 +348,10 @@ def post(
 
     `legs` maps account key to signed micro-USDC; zero legs are dropped. The in-memory
     `rows` are updated too, so a caller may post several entries under one set of locks.
+    A row read without its lock (`locked` False, a hot account) takes only credits, or debits
+    where it may go negative (nothing to check): its balance change is queued
+    (`rawsql.later_collect`) and goes out with the transaction's last write, which the caller
+    must send (`rawsql.flush` at the latest).
     If `idempotency_key` was used already, nothing is written and the first entry is
     returned (or 422 `idempotency_key_reused` when its fingerprint differs). `close`: (a
     round escrow's key among the legs, its new state), set as `escrow_state_set` would (on
@@ -289,6 +366,14 @@ def post(
         )
     for key, amount in nonzero.items():
         row = rows[key]
+        if not row.locked:
+            if amount < 0 and not row.may_go_negative:
+                raise LedgerInvariantError(
+                    "A debit that needs a balance check must lock its account.",
+                    code="unlocked_debit",
+                    extra={"account": key},
+                )
+            continue
         if row.balance + amount < 0 and not row.may_go_negative:
             # A retry of an entry that already went through is a replay, not a shortfall.
             existing = find_entry(idempotency_key, entry_fingerprint)
@@ -304,7 +389,7 @@ def post(
         created_by_id,
         connection.ops.adapt_datetimefield_value(created_at),
     ]
-    lines = [(rows[key].account_id, amount) for key, amount in nonzero.items()]
+    lines = [(rows[key].account_id, amount, rows[key].locked) for key, amount in nonzero.items()]
     closing = None if close is None else (rows[close[0]].account_id, close[1])
     # Raw SQL on the hot path: the ORM's per-statement Python cost was most of a transfer.
     if connection.vendor == "postgresql" and (close is None or close[0] in nonzero):
@@ -320,8 +405,14 @@ def post(
         existing = find_entry(idempotency_key, entry_fingerprint)
         assert existing is not None
         return existing
+    deferred: dict[int, int] | None = None
     for key, amount in nonzero.items():
-        rows[key].balance += amount
+        row = rows[key]
+        row.balance += amount
+        if not row.locked:
+            if deferred is None:
+                deferred = rawsql.later_collect(_HOT_BALANCES, _hot_update)
+            deferred[row.account_id] = deferred.get(row.account_id, 0) + amount
     entry = JournalEntry(
         pk=entry_id,
         kind=kind,
@@ -346,7 +437,7 @@ def transfer_fast(
 ) -> JournalEntry | None:
     """PostgreSQL only: lock, check and write one entry in ONE statement (one round trip).
 
-    Locks the balance rows in ascending id (FOR UPDATE in the first CTE), checks that every
+    Locks the balance rows in _LOCK_ORDER (FOR UPDATE in the first CTE), checks that every
     account exists, none that may not go negative would, and `open_escrow_key` (if given)
     is still open; only then inserts the entry (ON CONFLICT on the key: nothing) with its
     postings and balance updates. Returns the new entry, or None when anything else
@@ -362,7 +453,7 @@ def transfer_fast(
         "WITH locked AS (SELECT b.account_id, a.key, b.balance, b.may_go_negative, b.state "
         "FROM ledger_accountbalance b JOIN ledger_account a ON a.id = b.account_id "
         f"WHERE a.key IN ({', '.join(['%s'] * len(keys))}) "
-        "ORDER BY b.account_id FOR UPDATE OF b), "
+        f"{_LOCK_ORDER} FOR UPDATE OF b), "
         f"lines(key, amount) AS (VALUES {values}), "
         "j AS (SELECT l.account_id, x.amount, l.balance, l.may_go_negative, l.state, l.key "
         "FROM locked l JOIN lines x ON x.key = l.key), "

@@ -131,6 +131,7 @@ def round_settle_post(
     house_banked: bool,
     idempotency_key: str,
     refunds: Sequence[tuple[UserRef, int]] = (),
+    defer_house: bool = False,
 ) -> list[JournalEntry]:
     """Empty the round's escrow: gross returns to players, the fee, the house's difference.
 
@@ -139,6 +140,12 @@ def round_settle_post(
     in escrow, or pays what returns exceed it. Not house-banked (duel): returns + refunds +
     fee must equal the pot exactly, else nothing is posted and a 500 is raised.
     Entries: "refund", "fee", "payout" (each only if non-empty), keys "<key>:<kind>".
+
+    `defer_house`: the house accounts' rows are not locked here; their balance changes are
+    queued (`posting.post`) and go out with the caller's last write before its commit (the
+    round service sends them with its `rawsql.flush`). Every settlement moves those two rows,
+    so holding their locks from here to the commit would serialize every table's settlement
+    on them. A house bankroll that may not go negative and has to pay is locked here as before.
     """
     if isinstance(fee_micro, bool) or not isinstance(fee_micro, int) or fee_micro < 0:
         raise posting.LedgerInvariantError("the fee must be an int >= 0.", code="amount_invalid")
@@ -146,9 +153,10 @@ def round_settle_post(
     pushes = _sum_by_user(refunds, "refunds")
     escrow = posting.round_escrow(round_ref)
     players = {uid: posting.player_available(uid) for uid in {*payouts, *pushes}}
-    specs = [escrow, *players.values(), posting.HOUSE_FEE_REVENUE]
+    specs = [escrow, *players.values()]
+    house = [posting.HOUSE_FEE_REVENUE]
     if house_banked:
-        specs.append(posting.HOUSE_BANKROLL)
+        house.append(posting.HOUSE_BANKROLL)
     entry_fingerprint = posting.fingerprint(
         {
             "op": "round_settle",
@@ -159,7 +167,10 @@ def round_settle_post(
             "house_banked": house_banked,
         }
     )
-    rows = posting.lock_accounts(specs)
+    if defer_house:
+        rows = posting.lock_accounts(specs, unlocked=house)
+    else:
+        rows = posting.lock_accounts([*specs, *house])
     keys = {kind: f"{idempotency_key}:{kind}" for kind in ("refund", "fee", "payout")}
     escrow_row = rows[escrow.key]
     # A settlement closes the escrow in the same transaction, so an open escrow means no
@@ -181,6 +192,9 @@ def round_settle_post(
             code="pot_mismatch",
             extra={"round": round_ref, "pot": pot, "unaccounted": house_share},
         )
+    bankroll = rows.get(posting.HOUSE_BANKROLL.key)
+    if bankroll and not bankroll.locked and house_share < 0 and not bankroll.may_go_negative:
+        rows.update(posting.lock_accounts(house))  # the house pays: check it (both, in order)
     reference = round_reference(round_ref)
     entries: list[JournalEntry] = []
 

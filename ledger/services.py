@@ -2,7 +2,8 @@
 
 Naming: `<entity>_<action>` opens the one durable transaction; `<entity>_<action>_post` does
 the same work inside the caller's transaction (the round service, the idempotent request
-wrapper). Locks are always taken in ascending account id by `posting.lock_accounts`.
+wrapper). Locks are always taken in one order by `posting.lock_accounts`: accounts in
+ascending id, the shared house and external accounts last (`posting.HOT_TYPES`).
 """
 
 from __future__ import annotations
