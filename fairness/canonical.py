@@ -69,3 +69,13 @@ def canonical_json_float_free(obj: Any) -> bytes:
         except TypeError:  # orjson.JSONEncodeError: past 64-bit ints, surrogates, odd keys
             pass
     return canonical_json(obj)
+
+
+def canonical_text_float_free(obj: Any) -> str:
+    """canonical_text(obj) for an object that holds no float (see the module doc)."""
+    if _orjson is not None:
+        try:
+            return _orjson.dumps(obj, option=_SORT).decode("utf-8")
+        except TypeError:  # as in canonical_json_float_free
+            pass
+    return canonical_text(obj)

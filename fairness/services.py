@@ -21,7 +21,7 @@ from django.utils import timezone
 from casino import rawsql
 from casino.errors import ApplicationError, ConflictError
 from fairness import ed25519
-from fairness.canonical import canonical_json, canonical_text
+from fairness.canonical import canonical_json, canonical_text, canonical_text_float_free
 from fairness.chain import DEFAULT_LENGTH, create_chain, hash_seed, walk
 from fairness.models import ClientSeed, RoundProof, SeedChain, SigningKey
 from fairness.receipt import (
@@ -460,7 +460,7 @@ def bundle_line_text(
     value alone, so the line is its members' texts in key order (tests: equal to
     `canonical_json(line)`)."""
     return (
-        f'{{"events":{canonical_text(events)},"format":"fairness-v1-bundle",'
+        f'{{"events":{canonical_text_float_free(events)},"format":"fairness-v1-bundle",'
         f'"key_id":{canonical_text(key_id)},"public_key":{canonical_text(public_key)},'
         f'"receipt":{receipt_text},"signature":{canonical_text(signature)}}}'
     )
@@ -496,7 +496,7 @@ def round_proof_create(
             status_code=409,
         )
     receipt = receipt_from_events(bundle_events[0]["stream"], bundle_events)
-    receipt_text = canonical_text(receipt)
+    receipt_text = canonical_text_float_free(receipt)  # stored events and ints: no float
     signature, key = _sign(receipt_text.encode("utf-8"))
     signer, public_key = key.key_id, key.public_key
     fields = {

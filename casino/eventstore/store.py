@@ -45,7 +45,7 @@ from casino.eventstore.rows import (
 )
 from casino.eventstore.upcasting import UPCASTERS, upcast
 from casino.eventstore.validation import check_json_native
-from fairness.canonical import canonical_text
+from fairness.canonical import canonical_text, canonical_text_float_free
 from fairness.hashchain import GENESIS, body_text, chained_hash
 
 _quote = encode_basestring
@@ -358,7 +358,9 @@ def _chain(
     tail = f',"stream":{_quote(stream_id)},"type":' if fast else ""
     for version, event in enumerate(events, start=expected_version + 1):
         type_, schema_version, data = event.type, event.schema_version, event.data
-        data_text = canonical_text(data)
+        # Event data holds no float (the engine's events have no float field, tests/eventstore/
+        # test_float_free.py), so orjson writes the canonical text (about 10x faster).
+        data_text = canonical_text_float_free(data)
         if fast and type(type_) is str and type(schema_version) is int:
             # body_text's fast path, around the data text computed once for the row too.
             body = (

@@ -11,7 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fairness.canonical import canonical_json, canonical_json_float_free, canonical_text
+from fairness.canonical import (
+    canonical_json,
+    canonical_json_float_free,
+    canonical_text,
+    canonical_text_float_free,
+)
 from fairness.hashchain import (
     GENESIS,
     body_text,
@@ -140,6 +145,7 @@ float_free_values = st.recursive(
 @given(float_free_values)
 def test_the_float_free_encoder_is_canonical_json_byte_for_byte(value: Any) -> None:
     assert canonical_json_float_free(value) == reference(value).encode("utf-8")
+    assert canonical_text_float_free(value) == reference(value)
 
 
 def test_the_float_free_encoder_falls_back_where_orjson_refuses_or_is_missing(
@@ -149,10 +155,13 @@ def test_the_float_free_encoder_falls_back_where_orjson_refuses_or_is_missing(
 
     odd = {"big": 2**64, "deep": [[{"é": -(2**63) - 1}]]}  # past orjson's 64-bit ints
     assert canonical_json_float_free(odd) == reference(odd).encode()
+    assert canonical_text_float_free(odd) == reference(odd)
     with pytest.raises(UnicodeEncodeError):  # a lone surrogate has no UTF-8, on either path
         canonical_json_float_free({"s": "\ud800"})
+    assert canonical_text_float_free({"s": "\ud800"}) == reference({"s": "\ud800"})  # as text
     monkeypatch.setattr(module, "_orjson", None)
     assert canonical_json_float_free({"b": 1, "a": "é"}) == '{"a":"é","b":1}'.encode()
+    assert canonical_text_float_free({"b": 1, "a": "é"}) == '{"a":"é","b":1}'
 
 
 @settings(max_examples=100, deadline=None)
