@@ -8,7 +8,6 @@ or balances.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +18,7 @@ from django.utils import timezone
 
 from casino import rawsql
 from casino.errors import ApplicationError
+from fairness.canonical import canonical_json_float_free
 from ledger.models import (
     NEGATIVE_CAPABLE_TYPES,
     AccountType,
@@ -82,9 +82,10 @@ def may_go_negative(account_type: str) -> bool:
 
 
 def fingerprint(payload: Mapping[str, Any]) -> str:
-    """sha256 of the canonical JSON of what a request asked for."""
-    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    """sha256 of the canonical JSON of what a request asked for (sorted keys, no spaces,
+    UTF-8: `json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`,
+    written by orjson: the same bytes for every payload without a float)."""
+    return hashlib.sha256(canonical_json_float_free(payload)).hexdigest()
 
 
 @dataclass

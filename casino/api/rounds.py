@@ -16,6 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from casino import selectors, services
+from casino.api import fastinput
 from casino.api.common import (
     ROUND_ID_RE,
     GameApi,
@@ -64,19 +65,25 @@ class _ActionApi(GameApi):
     class InputSerializer(serializers.Serializer[Any]):
         pass
 
+    FAST: fastinput.Spec | None = fastinput.Spec(InputSerializer, {})
+
     def build(self, player_id: str, data: dict[str, Any]) -> Command:
         raise NotImplementedError
 
     def act(self, request: Request, round_id: str) -> Response:
         if not ROUND_ID_RE.fullmatch(round_id):
             round_for_player(request, round_id)  # 404 (a malformed id is no round)
-        data = self.InputSerializer(data=request.data if request.data is not None else {})
-        if not data.is_valid():
-            round_for_player(request, round_id)  # a stranger's round: 403/404 before the 400
-            raise ValidationError(data.errors)
+        body = request.data if request.data is not None else {}
+        values = fastinput.validated(self.FAST, self.InputSerializer, body)
+        if values is None:
+            data = self.InputSerializer(data=body)
+            if not data.is_valid():
+                round_for_player(request, round_id)  # a stranger's round: 403/404 before 400
+                raise ValidationError(data.errors)
+            values = dict(data.validated_data)
         pk = user_pk(request)
         player_id = str(pk)
-        command = self.build(player_id, dict(data.validated_data))
+        command = self.build(player_id, values)
 
         def answer(result: services.RoundResult) -> tuple[int, dict[str, Any]]:
             return 200, own_round_body(result, player_id)
@@ -94,7 +101,7 @@ class _ActionApi(GameApi):
         return idempotent_response(
             request,
             operation=f"rounds_{self.operation}",
-            payload={"round": round_id, **data.validated_data},
+            payload={"round": round_id, **values},
             perform=perform,
             respond=answer,
         )
@@ -108,6 +115,8 @@ class HitApi(_ActionApi):
     @extend_schema_serializer(component_name="HitInput")
     class InputSerializer(serializers.Serializer[Any]):
         confirm = serializers.BooleanField(default=False)
+
+    FAST = fastinput.Spec(InputSerializer, {"confirm": (fastinput.boolean, False)})
 
     def build(self, player_id: str, data: dict[str, Any]) -> Command:
         return Hit(player_id, confirm=data["confirm"])
@@ -169,6 +178,12 @@ class InsuranceApi(_ActionApi):
         box = serializers.IntegerField(min_value=0, max_value=2, default=0)
         amount = AmountField(required=False, help_text="default: half the bet")
 
+    FAST = fastinput.Spec(
+        InputSerializer,
+        {"take": (fastinput.boolean, fastinput.REQUIRED), "box": (fastinput.integer(0, 2), 0)},
+        slow_keys=("amount",),
+    )
+
     def build(self, player_id: str, data: dict[str, Any]) -> Command:
         if not data["take"]:
             return DeclineInsurance(player_id, data["box"])
@@ -193,6 +208,11 @@ class EvenMoneyApi(_ActionApi):
     class InputSerializer(serializers.Serializer[Any]):
         take = serializers.BooleanField()
         box = serializers.IntegerField(min_value=0, max_value=2, default=0)
+
+    FAST = fastinput.Spec(
+        InputSerializer,
+        {"take": (fastinput.boolean, fastinput.REQUIRED), "box": (fastinput.integer(0, 2), 0)},
+    )
 
     def build(self, player_id: str, data: dict[str, Any]) -> Command:
         if not data["take"]:

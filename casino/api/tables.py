@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from casino import selectors, services, tables
+from casino.api import fastinput
 from casino.api.common import (
     GameApi,
     RoundOut,
@@ -268,6 +269,15 @@ class TableDealApi(GameApi):
                 raise serializers.ValidationError({"bets": "DEAL needs at least one bet."})
             return attrs
 
+    FAST = fastinput.Spec(
+        InputSerializer,
+        {
+            "mode": (fastinput.choice("bet", "rebet", "double"), "bet"),
+            "bets": (fastinput.amounts(3), fastinput.OPTIONAL),
+        },
+        then=lambda values: not (values["mode"] == "bet" and not any(values.get("bets") or [])),
+    )
+
     @extend_schema(
         operation_id="tables_deal", parameters=[HEADER], request=InputSerializer, responses=RoundOut
     )
@@ -277,10 +287,13 @@ class TableDealApi(GameApi):
             table_get(table_id)  # the 404
         assert found is not None
         table, open_round_id = found
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        mode = data.validated_data["mode"]
-        bets = list(data.validated_data.get("bets") or [])
+        values = fastinput.validated(self.FAST, self.InputSerializer, request.data)
+        if values is None:
+            data = self.InputSerializer(data=request.data)
+            data.is_valid(raise_exception=True)
+            values = data.validated_data
+        mode = values["mode"]
+        bets = list(values.get("bets") or [])
         player_id = str(user_pk(request))
 
         def answer(result: services.RoundResult) -> tuple[int, dict[str, Any]]:
