@@ -29,6 +29,35 @@ def test_first_returns_the_same_instance_the_orm_reads() -> None:
     assert rawsql.first(Round, "id = %s", ["no-such-round"]) is None
 
 
+def test_an_instance_is_built_as_the_orm_builds_it_and_init_receivers_still_run() -> None:
+    from django.db.models.signals import post_init
+
+    alice = make_player("alice")
+    table = make_table("classic")
+    opened = services.round_open(table=table, players=[alice])
+    expected = Round.objects.get(id=opened.round.id)
+    found = rawsql.first(Round, "id = %s", [opened.round.id])
+    assert found is not None
+    assert {k: v for k, v in vars(found).items() if k != "_state"} == {
+        k: v for k, v in vars(expected).items() if k != "_state"
+    }
+    assert (found._state.adding, found._state.db) == (False, expected._state.db)
+    assert found.table.pk == table.pk and found.pk == expected.pk  # relations and pk work
+    found.status = "settled"
+    assert found.get_deferred_fields() == set()  # every field loaded
+    seen: list[object] = []
+
+    def receiver(sender: type, instance: object, **kwargs: object) -> None:
+        seen.append(instance)
+
+    post_init.connect(receiver, sender=Round)
+    try:
+        again = rawsql.first(Round, "id = %s", [opened.round.id])
+    finally:
+        post_init.disconnect(receiver, sender=Round)
+    assert seen == [again]  # a model with an init receiver goes through from_db
+
+
 def test_json_columns_come_back_decoded() -> None:
     alice = make_player("alice")
     PlayerPreferences.objects.update_or_create(user_id=alice.pk, defaults={"last_bet": [5, 7]})
