@@ -75,3 +75,27 @@ def test_on_redis_the_window_is_one_atomic_script_with_drfs_rule(settings: objec
     # Reads are never limited.
     read: Any = SimpleNamespace(user=user, method="GET")
     assert ScopedThrottle().allow_request(read, view)
+
+
+@pytest.mark.redis
+def test_the_redis_backend_is_kept_across_request_threads_until_the_settings_change(
+    settings: Any,
+) -> None:
+    import threading
+
+    from django.core.cache.backends.redis import RedisCache
+
+    from casino import throttles
+
+    seen: list[Any] = []
+    for _ in range(2):  # each request runs in a thread (and context) of its own
+        thread = threading.Thread(target=lambda: seen.append(throttles._default_cache()))
+        thread.start()
+        thread.join()
+    assert isinstance(seen[0], RedisCache) and seen[0] is seen[1]
+    settings.CACHES = {
+        "default": {**settings.CACHES["default"], "KEY_PREFIX": "other"},
+    }
+    changed = throttles._default_cache()
+    assert changed is not seen[0] and changed.key_prefix == "other"
+    assert changed.make_and_validate_key("k") == "other:1:k"
