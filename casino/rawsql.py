@@ -589,6 +589,32 @@ def _insert_values(objs: Sequence[Model], db: BaseDatabaseWrapper) -> tuple[list
     return fields, [f.get_db_prep_save(f.pre_save(obj, True), db) for obj in objs for f in fields]
 
 
+def insert_values(
+    model: type[Model],
+    attnames: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    *,
+    ignore_conflicts: bool = False,
+) -> None:
+    """INSERT rows given as values (in `attnames` order, each prepared as `get_db_prep_save`
+    prepares it) without model instances, in one statement. For rows whose fields have no
+    `pre_save` of their own (no auto_now) and whose keys nothing reads (the primary key is
+    left to the database)."""
+    if not rows:
+        return
+    db = _wrapper(DEFAULT_DB_ALIAS)
+    key = (model, tuple(attnames))
+    fields = _FIELDS_BY_ATTNAME.get(key)
+    if fields is None:
+        by_attname = {f.attname: f for f in model._meta.concrete_fields}
+        fields = _FIELDS_BY_ATTNAME[key] = [by_attname[name] for name in attnames]
+    params = [f.get_db_prep_save(v, db) for row in rows for f, v in zip(fields, row, strict=True)]
+    execute(_insert_sql(model, fields, len(rows), "", ignore_conflicts), params)
+
+
+_FIELDS_BY_ATTNAME: dict[tuple[type[Model], tuple[str, ...]], list[Any]] = {}
+
+
 def insert(objs: Sequence[Model], *, ignore_conflicts: bool = False) -> None:
     """INSERT new rows of one model as `save()` would (each field's `pre_save` for a new row,
     so auto_now_add is filled, then `get_db_prep_save`), in one raw statement.

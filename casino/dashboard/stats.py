@@ -25,33 +25,49 @@ STATS_GROUP = "public-stats"
 PERIODS = ("day", "week", "all")
 
 
-def contributions(round_id: str, state: RoundState) -> list[StatsContribution]:
-    """The rows a finished round contributes (none while open or once voided)."""
+# StatsContribution's columns (attnames) in the order `_contribution_values` gives them.
+_FIELDS = (
+    "round_id", "user_id", "table_id", "ruleset", "day", "stake", "gross_return", "net",
+    "finished_at",
+)  # fmt: skip
+
+
+def _contribution_values(round_id: str, state: RoundState) -> list[tuple[Any, ...]]:
+    """The values (in _FIELDS order) of the rows a finished round contributes."""
     if not state.finished or state.voided is not None or state.settlement is None:
         return []
     stakes, returns = player_money(state)
     finished = datetime.fromtimestamp(state.settlement.settled_at_ms / 1000, tz=UTC)
+    day, table_id, ruleset = finished.date(), int(state.opened.table_id), state.opened.ruleset
     return [
-        StatsContribution(
-            round_id=round_id,
-            user_id=int(player_id),
-            table_id=int(state.opened.table_id),
-            ruleset=state.opened.ruleset,
-            day=finished.date(),
-            stake=stake,
-            gross_return=returns.get(player_id, 0),
-            net=returns.get(player_id, 0) - stake,
-            finished_at=finished,
+        (
+            round_id,
+            int(player_id),
+            table_id,
+            ruleset,
+            day,
+            stake,
+            returns.get(player_id, 0),
+            returns.get(player_id, 0) - stake,
+            finished,
         )
         for player_id, stake in sorted(stakes.items())
     ]
 
 
+def contributions(round_id: str, state: RoundState) -> list[StatsContribution]:
+    """The rows a finished round contributes (none while open or once voided)."""
+    return [
+        StatsContribution(**dict(zip(_FIELDS, values, strict=True)))
+        for values in _contribution_values(round_id, state)
+    ]
+
+
 def round_contribute(*, round_id: str, state: RoundState) -> None:
     """Make a finished round's contribution rows what its state implies (one query)."""
-    rows = contributions(round_id, state)
-    if rows:  # just settled: the round has no rows yet
-        rawsql.insert(rows, ignore_conflicts=True)  # raw: bulk_create compiled it anew each time
+    values = _contribution_values(round_id, state)
+    if values:  # just settled: the round has no rows yet (raw, without model instances)
+        rawsql.insert_values(StatsContribution, _FIELDS, values, ignore_conflicts=True)
     else:  # voided (possibly after settlement): its numbers come back out
         StatsContribution.objects.filter(round_id=round_id).delete()
 
