@@ -106,7 +106,7 @@ def load_decoders() -> Decoders | None:
     return _DECODERS[0]
 
 
-def load_fold() -> Fold | None:
+def load_fold(*, turns: bool = False) -> Fold | None:
     """The engine's fold, or None without the engine.
 
     The states it returns: states[k] is the state after events[:k], except inside a run of
@@ -119,13 +119,30 @@ def load_fold() -> Fold | None:
     The batch folds: `fold_cards` for cards, or `fold_deal` (each box's two cards built at
     once) for a round's first deal when `is_first_deal` holds; `fold_bets` (the boxes sorted
     once) for bets whose boxes and players are plain integers and strings (`plain_bets`).
+
+    `turns`: a turn (TurnStarted, the player's cards, PlayerStood) is one more such run,
+    folded by `fold_turn_stood` (the settlement check's fold, `load`: the states it reads
+    are never inside a turn).
     """
     try:
         from casino.engine.decider import evolve
-        from casino.engine.events import BetPlaced, DealerCardDealt, PlayerCardDealt
-        from casino.engine.evolve import HANDLERS, fold_bets, fold_cards, fold_deal
+        from casino.engine.events import (
+            BetPlaced,
+            DealerCardDealt,
+            PlayerCardDealt,
+            PlayerStood,
+            TurnStarted,
+        )
+        from casino.engine.evolve import (
+            HANDLERS,
+            fold_bets,
+            fold_cards,
+            fold_deal,
+            fold_turn_stood,
+        )
     except ImportError:
         return None
+    turn_started = TurnStarted if turns else None  # None: no event's class
     cards = (PlayerCardDealt, DealerCardDealt)
     # An empty hand's cards and positions, and its hard total, ace, split, split aces and
     # doubled flags (Hand's fields 0-1 and 3-7), as every hand is before its first card.
@@ -200,11 +217,17 @@ def load_fold() -> Fold | None:
                 elif kind is BetPlaced:
                     while end < count and type(objects[end]) is BetPlaced:
                         end += 1
+                elif kind is turn_started:
+                    while end < count and type(objects[end]) is PlayerCardDealt:
+                        end += 1
+                    end = end + 1 if end < count and type(objects[end]) is PlayerStood else i + 1
                 if end - i > 1:
                     run = list(objects[i:end])
                     prior = states[-1]
                     try:
-                        if kind is BetPlaced:
+                        if kind is turn_started:
+                            state = fold_turn_stood(prior, run[0], run[1:-1], run[-1])
+                        elif kind is BetPlaced:
                             state = fold_bets(prior, run) if plain_bets(prior, run) else None
                         elif is_first_deal(prior, run):
                             state = fold_deal(prior, run)
@@ -280,7 +303,7 @@ def load_folded() -> FoldedCheck | None:
 
 def load() -> Check | None:
     """The engine-backed check on bundle events, or None when the rule engine is not importable."""
-    fold, folded, decoders = load_fold(), load_folded(), load_decoders()
+    fold, folded, decoders = load_fold(turns=True), load_folded(), load_decoders()
     if fold is None or folded is None or decoders is None:
         return None
 

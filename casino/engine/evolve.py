@@ -548,6 +548,49 @@ def fold_peek_turn(s: RoundState, peeked: DealerPeeked, e: TurnStarted, index: i
     return _set_peek_turn(s, PLAYING, index, e.hand, e.deadline_ms, peeked.blackjack)
 
 
+_set_turn_stood = _setter("phase", "boxes", "next_position", "turn", "turn_hand", "deadline_ms")
+
+
+def fold_turn_stood(
+    s: RoundState, turn: TurnStarted, cards: list[PlayerCardDealt], stood: PlayerStood
+) -> RoundState | None:
+    """reduce(evolve, [turn, *cards, stood], s) for a turn in which the player draws `cards`
+    to the turn's hand, each leaving it open, and stands it: the hand, its box and the state
+    built once. None when the events are not that (other boxes or hands, a card out of shoe
+    order, a card that ends the hand): the caller folds them one by one then, as it does when
+    this raises (a box that is not in the round, a hand that is not in the box), and that
+    fold refuses at the event at fault.
+
+    Each step is what the one-by-one fold does: `_turn` finds the box (the first that
+    matches), `_player_card` keeps the hand in turn when the card names its box (the
+    state's turn), and `_stood` finds the same box again, since it names the turn's player
+    and box; the stand ends the turn (the phase is PLAYING after TurnStarted).
+    tests/fairness/test_replay_turns.py holds the states equal.
+    """
+    i = _find_box(s, turn.player_id, turn.box)
+    h = turn.hand
+    if type(h) is not int or h < 0:  # a negative or odd index: one by one
+        return None
+    boxes = s.boxes
+    box = boxes[i]
+    player_id, box_no = box.player_id, box.box
+    hands = box.hands
+    hand = hands[h]
+    position = s.next_position
+    for e in cards:
+        if e.position != position or player_id != e.player_id or box_no != e.box or e.hand != h:
+            return None
+        hand = _add_card(hand, e.card, e.position)
+        if hand.status != OPEN:
+            return None
+        position = e.position + 1
+    if stood.player_id != turn.player_id or stood.box != turn.box or stood.hand != h:
+        return None
+    hand = tuple.__new__(Hand, (*hand[:-1], STOOD))  # status is the last field
+    box = tuple.__new__(Box, (*box[:3], (*hands[:h], hand, *hands[h + 1 :]), *box[4:]))
+    return _set_turn_stood(s, PLAYING, (*boxes[:i], box, *boxes[i + 1 :]), position, -1, h, None)
+
+
 def _stood(s: RoundState, e: PlayerStood) -> RoundState:
     i = _find_box(s, e.player_id, e.box)
     box = s.boxes[i]

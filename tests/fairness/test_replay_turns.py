@@ -1,0 +1,195 @@
+"""The replay's turn fold (`fold_turn_stood`, `load_fold(turns=True)`, used by the verifier's
+engine check) gives the states and refusals of folding every event one by one, on sample
+rounds of every rule set and on turns tampered in every way a forger could."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from casino.engine.decider import evolve
+from casino.engine.events import PlayerCardDealt, PlayerStood, TurnStarted
+from casino.engine.evolve import fold_turn_stood
+from fairness.chain import create_chain
+from fairness.receipt import private_key_from_hex
+from fairness.replay import load, load_decoders, load_fold, load_folded
+from fairness.sample import sample_bundle
+
+KEY = private_key_from_hex(hashlib.sha256(b"turns").hexdigest())
+CHAIN = create_chain(12, head=hashlib.sha256(b"turns chain").hexdigest())
+KINDS = (
+    (["alice"], "classic"),
+    (["alice"], "atlantic_city"),
+    (["a", "b", "c"], "duel_classic"),
+    (["a", "b", "c", "d"], "duel_classic"),
+    (["a", "b", "c"], "duel"),
+)
+
+
+def _rounds() -> list[tuple[list[Any], dict[str, Any]]]:
+    decoders = load_decoders()
+    assert decoders is not None
+    out = []
+    for seeds, ruleset in KINDS:
+        for nonce in range(1, 11):
+            line = sample_bundle(
+                round_id=f"t{nonce}", server_seed=CHAIN.seed(nonce), client_seeds=seeds,
+                nonce=nonce, private_key=KEY, ruleset=ruleset,
+            )  # fmt: skip
+            out.append(([decoders[e["type"]](e["data"]) for e in line["events"]], line))
+    return out
+
+
+ROUNDS = _rounds()
+
+
+def _one_by_one(objects: list[Any]) -> tuple[list[Any], list[str]]:
+    """The reference fold: evolve on every event, every state kept."""
+    states: list[Any] = [None]
+    try:
+        for event in objects:
+            states.append(evolve(states[-1], event))
+    except Exception as exc:
+        index = len(states) - 1
+        where = f"version {index + 1} ({objects[index].type})"
+        return states, [f"replay: the rule engine refuses {where}: {exc}"]
+    return states, []
+
+
+def _turns(objects: list[Any]) -> list[tuple[int, int]]:
+    """(start, end) of every TurnStarted, PlayerCardDealt..., PlayerStood run."""
+    runs = []
+    for i, event in enumerate(objects):
+        if type(event) is TurnStarted:
+            end = i + 1
+            while end < len(objects) and type(objects[end]) is PlayerCardDealt:
+                end += 1
+            if end < len(objects) and type(objects[end]) is PlayerStood:
+                runs.append((i, end + 1))
+    return runs
+
+
+def _assert_fold_matches(objects: list[Any]) -> None:
+    fold = load_fold(turns=True)
+    assert fold is not None
+    states, refused = fold(objects)
+    expected, expected_refused = _one_by_one(objects)
+    assert refused == expected_refused
+    assert len(states) == len(expected)
+    for k, state in enumerate(states):
+        if state is not None:
+            assert state == expected[k], k
+            if all(type(o.position) is int for o in objects if hasattr(o, "position")):
+                assert repr(state) == repr(expected[k]), k
+    # Only a state inside a run may be left out; the settlement check reads none of those.
+    folded = load_folded()
+    assert folded is not None
+    if not refused:
+        assert folded(objects, states) == folded(objects, expected)
+
+
+def test_sample_rounds_have_turns_and_fold_as_one_by_one() -> None:
+    turns = 0
+    for objects, _ in ROUNDS:
+        turns += len(_turns(objects))
+        _assert_fold_matches(objects)
+    assert turns >= 60
+
+
+def test_untampered_turns_take_the_turn_fold() -> None:
+    taken = 0
+    for objects, _ in ROUNDS:
+        states, _ = _one_by_one(objects)
+        for start, end in _turns(objects):
+            state = fold_turn_stood(
+                states[start], objects[start], list(objects[start + 1 : end - 1]),
+                objects[end - 1],
+            )  # fmt: skip
+            if state is not None:
+                taken += 1
+                assert state == states[end]
+                assert repr(state) == repr(states[end])
+    assert taken >= 60
+
+
+def _engine_check(objects: list[Any]) -> list[str]:
+    """The settlement check as the verifier ran it before the turn fold: one by one."""
+    folded = load_folded()
+    assert folded is not None
+    states, refused = _one_by_one(objects)
+    return refused or folded(objects, states)
+
+
+_FIELDS: dict[type[Any], tuple[str, ...]] = {
+    TurnStarted: ("player_id", "box", "hand"),
+    PlayerCardDealt: ("player_id", "box", "hand", "position", "card"),
+    PlayerStood: ("player_id", "box", "hand"),
+}
+_VALUES = (0, 1, 2, -1, True, False, "0", "a", "b", "nobody", "AS", "KD", "ZZ", "5H", None)
+
+
+@st.composite
+def _tampered(draw: st.DrawFn) -> list[Any]:
+    """A sample round with one of its turns changed: a field of one of its events, an event
+    dropped, repeated or moved, or another turn's event put in."""
+    objects, _ = draw(st.sampled_from([r for r in ROUNDS if _turns(r[0])]))
+    objects = list(objects)
+    runs = _turns(objects)
+    start, end = draw(st.sampled_from(runs))
+    index = draw(st.integers(start, end - 1))
+    how = draw(st.sampled_from(["field", "shift", "drop", "repeat", "swap", "foreign"]))
+    event = objects[index]
+    if how == "field":
+        name = draw(st.sampled_from(_FIELDS[type(event)]))
+        value = draw(st.sampled_from(_VALUES))
+        objects[index] = dataclasses.replace(event, **{name: value})
+    elif how == "shift" and type(event) is PlayerCardDealt:
+        objects[index] = dataclasses.replace(
+            event, position=event.position + draw(st.sampled_from([-1, 1]))
+        )
+    elif how == "drop":
+        del objects[index]
+    elif how == "repeat":
+        objects.insert(index, event)
+    elif how == "swap" and index + 1 < len(objects):
+        objects[index], objects[index + 1] = objects[index + 1], objects[index]
+    else:  # an event of another round's turn
+        other, _ = draw(st.sampled_from([r for r in ROUNDS if _turns(r[0])]))
+        o_start, o_end = draw(st.sampled_from(_turns(other)))
+        objects.insert(index, other[draw(st.integers(o_start, o_end - 1))])
+    return objects
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_tampered())
+def test_tampered_turns_fold_and_check_as_one_by_one(objects: list[Any]) -> None:
+    _assert_fold_matches(objects)
+    check = load()
+    assert check is not None
+    fold = load_fold(turns=True)
+    folded = load_folded()
+    assert fold is not None and folded is not None
+    states, refused = fold(objects)
+    assert (refused or folded(objects, states)) == _engine_check(objects)
+
+
+def test_a_tampered_turn_fails_verification_with_the_one_by_one_message() -> None:
+    """Through the bundle: a turn whose stand names another hand is refused or settled as
+    the one-by-one fold refuses or settles it."""
+    check = load()
+    assert check is not None
+    decoders = load_decoders()
+    assert decoders is not None
+    seen = 0
+    for objects, line in ROUNDS:
+        for _start, end in _turns(objects):
+            events = [dict(e, data=dict(e["data"])) for e in line["events"]]
+            events[end - 1]["data"]["hand"] = 1
+            decoded = [decoders[e["type"]](e["data"]) for e in events]
+            assert check(events, line["receipt"]) == _engine_check(decoded)
+            seen += 1
+    assert seen >= 60
