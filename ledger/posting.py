@@ -414,16 +414,24 @@ def post(
             if deferred is None:
                 deferred = rawsql.later_collect(_HOT_BALANCES, _hot_update)
             deferred[row.account_id] = deferred.get(row.account_id, 0) + amount
-    entry = JournalEntry(
-        pk=entry_id,
-        kind=kind,
-        reference=reference,
-        idempotency_key=idempotency_key,
-        fingerprint=entry_fingerprint,
-        created_by_id=created_by_id,
-        created_at=created_at,
+    return _entry(
+        entry_id, kind, reference, idempotency_key, entry_fingerprint, created_by_id, created_at
     )
-    entry._state.adding, entry._state.db = False, connection.alias
+
+
+def _entry(
+    pk: int,
+    kind: str,
+    reference: str,
+    idempotency_key: str,
+    entry_fingerprint: str,
+    created_by_id: int | None,
+    created_at: Any,
+) -> JournalEntry:
+    """The written entry's instance, as the ORM would read it back (its row's values)."""
+    row = [pk, kind, reference, idempotency_key, entry_fingerprint, created_by_id, created_at]
+    entry = rawsql.instance(JournalEntry, row, using=connection.alias)
+    assert entry is not None
     return entry
 
 
@@ -478,13 +486,6 @@ def transfer_fast(
     found = rawsql.fetch_one(sql, params)
     if found is None:
         return None
-    entry = JournalEntry(
-        pk=int(found[0]),
-        kind=kind,
-        reference=reference,
-        idempotency_key=idempotency_key,
-        fingerprint=entry_fingerprint,
-        created_at=created_at,
+    return _entry(
+        int(found[0]), kind, reference, idempotency_key, entry_fingerprint, None, created_at
     )
-    entry._state.adding, entry._state.db = False, connection.alias
-    return entry

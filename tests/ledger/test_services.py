@@ -329,3 +329,21 @@ def test_a_settlement_closes_the_escrow_in_its_payout_statement_on_postgres(
     assert (escrow.balance, escrow.state) == (0, "settled")
     assert available(user) == 10 * USDC + returned + refunded
     assert_ledger_ok()
+
+
+def test_a_posted_entry_is_the_row_the_database_holds() -> None:
+    """`post` and `transfer_fast` build the entry they wrote without reading it back."""
+    user = make_user()
+    fund(user, 30 * USDC)
+    entries = [
+        services.round_stake(round_ref="e", user=user, amount_micro=USDC, idempotency_key="e1"),
+        *services.round_settle(
+            round_ref="e", returns=[(user, 2 * USDC)], house_banked=True, idempotency_key="e2"
+        ),
+    ]
+    for entry in entries:
+        stored = JournalEntry.objects.get(pk=entry.pk)
+        assert {
+            f.attname: getattr(entry, f.attname) for f in JournalEntry._meta.concrete_fields
+        } == {f.attname: getattr(stored, f.attname) for f in JournalEntry._meta.concrete_fields}
+        assert (entry._state.adding, entry._state.db) == (False, stored._state.db)
