@@ -70,12 +70,30 @@ def test_sample_rounds_take_the_fast_check() -> None:
         assert count == len(line["receipt"]["cards"])
 
 
-_VALUES = (0, 1, 2, 5, -1, 416, True, False, None, "0", "AS", "KD", "5H", "ZZ", "", [], {})
+_VALUES: tuple[Any, ...] = (
+    0,
+    1,
+    2,
+    5,
+    -1,
+    416,
+    True,
+    False,
+    None,
+    "0",
+    "AS",
+    "KD",
+    "5H",
+    "ZZ",
+    "",
+    [],
+    {},
+)
 
 
 @st.composite
 def _tampered(draw: st.DrawFn) -> dict[str, Any]:
-    line = copy.deepcopy(draw(st.sampled_from(LINES)))
+    line: dict[str, Any] = copy.deepcopy(draw(st.sampled_from(LINES)))
     receipt, events = line["receipt"], line["events"]
     how = draw(st.sampled_from(["card", "reveal", "receipt", "input", "event", "drop"]))
     cards = [e for e in events if e["type"].endswith("CardDealt")]
