@@ -37,6 +37,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -278,6 +279,42 @@ def idempotent_command(
     return status, body, False
 
 
+_NATIVE = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+_NATIVE |= orjson.OPT_PASSTHROUGH_SUBCLASS
+
+
+class NativeJSONResponse(Response):
+    """A Response whose data holds no float (an answer: round views, tables, wallets in
+    integer micro-USDC and strings). Where DRF's JSONRenderer was chosen, compact and without
+    indent, orjson writes it: the same bytes as `json.dumps(..., separators=(",", ":"),
+    ensure_ascii=False)` with U+2028/U+2029 escaped, as that renderer writes them (test).
+    Anything orjson would write differently (datetimes, str subclasses, dataclasses: DRF's
+    encoder formats them) or refuses goes to the renderer."""
+
+    @property
+    def rendered_content(self) -> Any:
+        renderer = getattr(self, "accepted_renderer", None)
+        context = getattr(self, "renderer_context", None)
+        if (
+            type(renderer) is JSONRenderer
+            and self.data is not None
+            and self.content_type is None
+            and renderer.compact
+            and not renderer.ensure_ascii
+            and context is not None
+            and renderer.get_indent(getattr(self, "accepted_media_type", ""), context) is None
+        ):
+            try:
+                ret = orjson.dumps(self.data, option=_NATIVE)
+            except TypeError:  # a value for DRF's encoder
+                pass
+            else:
+                context["response"] = self
+                self["Content-Type"] = renderer.media_type  # the renderer has no charset
+                return ret.replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
+        return Response.rendered_content.fget(self)  # type: ignore[attr-defined]
+
+
 def idempotent_response(
     request: Request,
     *,
@@ -297,7 +334,7 @@ def idempotent_response(
         perform=perform,
         respond=respond,
     )
-    response = Response(body, status=status)
+    response = NativeJSONResponse(body, status=status)
     if replayed:
         response["Idempotent-Replayed"] = "true"
     return response
