@@ -120,29 +120,43 @@ def load_fold(*, turns: bool = False) -> Fold | None:
     once) for a round's first deal when `is_first_deal` holds; `fold_bets` (the boxes sorted
     once) for bets whose boxes and players are plain integers and strings (`plain_bets`).
 
-    `turns`: a turn (TurnStarted, the player's cards, PlayerStood) is one more such run,
-    folded by `fold_turn_stood` (the settlement check's fold, `load`: the states it reads
-    are never inside a turn).
+    `turns`: more such runs, for the settlement check's fold (`load`; the states it reads are
+    never inside one): a turn (TurnStarted, the player's cards, PlayerStood) by
+    `fold_turn_stood`; BettingClosed and a first deal by `fold_closed_deal`; the hole card
+    and the dealer's cards by `fold_hole_cards`; RoundSettled and ServerSeedRevealed by
+    `fold_settled_seed`.
     """
     try:
         from casino.engine.decider import evolve
         from casino.engine.events import (
             BetPlaced,
+            BettingClosed,
             DealerCardDealt,
+            HoleCardRevealed,
             PlayerCardDealt,
             PlayerStood,
+            RoundSettled,
+            ServerSeedRevealed,
             TurnStarted,
         )
         from casino.engine.evolve import (
             HANDLERS,
             fold_bets,
             fold_cards,
+            fold_closed_deal,
             fold_deal,
+            fold_hole_cards,
+            fold_settled_seed,
             fold_turn_stood,
         )
     except ImportError:
         return None
-    turn_started = TurnStarted if turns else None  # None: no event's class
+    # The classes that start a run only with `turns` (None: no event's class).
+    turn_started, closed, hole, settled = (
+        (TurnStarted, BettingClosed, HoleCardRevealed, RoundSettled)
+        if turns
+        else (None, None, None, None)
+    )
     cards = (PlayerCardDealt, DealerCardDealt)
     # An empty hand's cards and positions, and its hard total, ace, split, split aces and
     # doubled flags (Hand's fields 0-1 and 3-7), as every hand is before its first card.
@@ -221,12 +235,28 @@ def load_fold(*, turns: bool = False) -> Fold | None:
                     while end < count and type(objects[end]) is PlayerCardDealt:
                         end += 1
                     end = end + 1 if end < count and type(objects[end]) is PlayerStood else i + 1
+                elif kind is closed:
+                    while end < count and type(objects[end]) in cards:
+                        end += 1
+                elif kind is hole:
+                    while end < count and type(objects[end]) is DealerCardDealt:
+                        end += 1
+                elif kind is settled and end < count and type(objects[end]) is ServerSeedRevealed:
+                    end += 1
                 if end - i > 1:
                     run = list(objects[i:end])
                     prior = states[-1]
                     try:
                         if kind is turn_started:
                             state = fold_turn_stood(prior, run[0], run[1:-1], run[-1])
+                        elif kind is closed:
+                            deal = run[1:]
+                            first = is_first_deal(prior, deal)  # BettingClosed leaves what it reads
+                            state = fold_closed_deal(prior, run[0], deal) if first else None
+                        elif kind is hole:
+                            state = fold_hole_cards(prior, run[0], run[1:])
+                        elif kind is settled:
+                            state = fold_settled_seed(prior, run[0], run[1])
                         elif kind is BetPlaced:
                             state = fold_bets(prior, run) if plain_bets(prior, run) else None
                         elif is_first_deal(prior, run):

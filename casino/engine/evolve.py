@@ -565,7 +565,7 @@ def fold_turn_stood(
     matches), `_player_card` keeps the hand in turn when the card names its box (the
     state's turn), and `_stood` finds the same box again, since it names the turn's player
     and box; the stand ends the turn (the phase is PLAYING after TurnStarted).
-    tests/fairness/test_replay_turns.py holds the states equal.
+    tests/fairness/test_replay_runs.py holds the states equal.
     """
     i = _find_box(s, turn.player_id, turn.box)
     h = turn.hand
@@ -589,6 +589,31 @@ def fold_turn_stood(
     hand = tuple.__new__(Hand, (*hand[:-1], STOOD))  # status is the last field
     box = tuple.__new__(Box, (*box[:3], (*hands[:h], hand, *hands[h + 1 :]), *box[4:]))
     return _set_turn_stood(s, PLAYING, (*boxes[:i], box, *boxes[i + 1 :]), position, -1, h, None)
+
+
+def fold_hole_cards(
+    s: RoundState, hole: HoleCardRevealed, cards: list[DealerCardDealt]
+) -> RoundState:
+    """reduce(evolve, [hole, *cards], s): the hole card turned, then the dealer's cards, each
+    at the next shoe position (checked as `_dealer_card` checks it) and added as it adds
+    it, the state built once. Unlike `fold_hole_and_draw` (the decider's, for the draw it
+    has just dealt), it takes any cards a stream records, card by card."""
+    dealer = s.dealer
+    position = s.next_position
+    for e in cards:
+        if e.position != position:
+            raise ReplayError(f"card at shoe position {e.position}, expected {position}")
+        dealer = _add_card(dealer, e.card, e.position)
+        position = e.position + 1
+    return _set_hole_draw(s, dealer, position, True)
+
+
+_set_settled_seed = _setter("phase", "settlement", "turn", "deadline_ms", "server_seed")
+
+
+def fold_settled_seed(s: RoundState, settled: RoundSettled, seed: ServerSeedRevealed) -> RoundState:
+    """reduce(evolve, [settled, seed], s): a round's last two events, one state."""
+    return _set_settled_seed(s, SETTLED, settled, -1, None, seed.server_seed)
 
 
 def _stood(s: RoundState, e: PlayerStood) -> RoundState:

@@ -1,6 +1,8 @@
-"""The replay's turn fold (`fold_turn_stood`, `load_fold(turns=True)`, used by the verifier's
-engine check) gives the states and refusals of folding every event one by one, on sample
-rounds of every rule set and on turns tampered in every way a forger could."""
+"""The settlement check's fold (`load_fold(turns=True)`, used by the verifier's engine check:
+turns by `fold_turn_stood`, the close and first deal by `fold_closed_deal`, the hole card and
+the dealer's cards by `fold_hole_cards`, the settlement and seed reveal by
+`fold_settled_seed`) gives the states and refusals of folding every event one by one, on
+sample rounds of every rule set and on events tampered in every way a forger could."""
 
 from __future__ import annotations
 
@@ -89,7 +91,15 @@ def _assert_fold_matches(objects: list[Any]) -> None:
     folded = load_folded()
     assert folded is not None
     if not refused:
-        assert folded(objects, states) == folded(objects, expected)
+        assert _outcome(folded, objects, states) == _outcome(folded, objects, expected)
+
+
+def _outcome(check: Any, *args: Any) -> Any:
+    """What a check gives, or the exception it raises (verify_round reports it)."""
+    try:
+        return check(*args)
+    except Exception as exc:
+        return type(exc), str(exc)
 
 
 def test_sample_rounds_have_turns_and_fold_as_one_by_one() -> None:
@@ -98,6 +108,28 @@ def test_sample_rounds_have_turns_and_fold_as_one_by_one() -> None:
         turns += len(_turns(objects))
         _assert_fold_matches(objects)
     assert turns >= 60
+
+
+def test_sample_rounds_take_every_run_fold(monkeypatch: Any) -> None:
+    """The untampered rounds fold their runs as runs (so the tests here compare each run
+    fold with the one-by-one fold)."""
+    from casino.engine import evolve as engine_evolve
+
+    names = ("fold_turn_stood", "fold_closed_deal", "fold_hole_cards", "fold_settled_seed")
+    taken = dict.fromkeys(names, 0)
+    for name in names:
+        original = getattr(engine_evolve, name)
+
+        def counted(*args: Any, _name: str = name, _original: Any = original) -> Any:
+            taken[_name] += 1
+            return _original(*args)
+
+        monkeypatch.setattr(engine_evolve, name, counted)
+    fold = load_fold(turns=True)
+    assert fold is not None
+    for objects, _ in ROUNDS:
+        assert not fold(objects)[1]
+    assert min(taken.values()) >= 10, taken
 
 
 def test_untampered_turns_take_the_turn_fold() -> None:
@@ -116,12 +148,21 @@ def test_untampered_turns_take_the_turn_fold() -> None:
     assert taken >= 60
 
 
-def _engine_check(objects: list[Any]) -> list[str]:
-    """The settlement check as the verifier ran it before the turn fold: one by one."""
+def _engine_check(objects: list[Any]) -> Any:
+    """The settlement check as the verifier ran it before the run folds: one by one."""
     folded = load_folded()
     assert folded is not None
     states, refused = _one_by_one(objects)
-    return refused or folded(objects, states)
+    return refused or _outcome(folded, objects, states)
+
+
+def _check(objects: list[Any]) -> Any:
+    """The settlement check with the run folds (`load`'s)."""
+    fold = load_fold(turns=True)
+    folded = load_folded()
+    assert fold is not None and folded is not None
+    states, refused = fold(objects)
+    return refused or _outcome(folded, objects, states)
 
 
 _FIELDS: dict[type[Any], tuple[str, ...]] = {
@@ -164,17 +205,47 @@ def _tampered(draw: st.DrawFn) -> list[Any]:
     return objects
 
 
+@st.composite
+def _tampered_anywhere(draw: st.DrawFn) -> list[Any]:
+    """A sample round with any one event changed (a field), dropped, repeated, moved, or
+    another round's event put in: the other runs (the close and deal, the hole card and
+    the dealer's cards, the settlement and seed reveal) as much as the turns."""
+    objects, _ = draw(st.sampled_from(ROUNDS))
+    objects = list(objects)
+    index = draw(st.integers(0, len(objects) - 1))
+    event = objects[index]
+    how = draw(st.sampled_from(["field", "field", "drop", "repeat", "swap", "foreign"]))
+    names = [f.name for f in dataclasses.fields(event)]
+    if how == "field" and names:
+        name = draw(st.sampled_from(names))
+        value = draw(st.sampled_from([*_VALUES, getattr(event, name)]))
+        if isinstance(getattr(event, name), int) and not isinstance(value, str):
+            value = draw(st.sampled_from([value, getattr(event, name) + 1]))
+        objects[index] = dataclasses.replace(event, **{name: value})
+    elif how == "drop":
+        del objects[index]
+    elif how == "repeat":
+        objects.insert(index, event)
+    elif how == "swap" and index + 1 < len(objects):
+        objects[index], objects[index + 1] = objects[index + 1], objects[index]
+    else:
+        other, _ = draw(st.sampled_from(ROUNDS))
+        objects.insert(index, draw(st.sampled_from(other)))
+    return objects
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_tampered_anywhere())
+def test_tampered_rounds_fold_and_check_as_one_by_one(objects: list[Any]) -> None:
+    _assert_fold_matches(objects)
+    assert _check(objects) == _engine_check(objects)
+
+
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_tampered())
 def test_tampered_turns_fold_and_check_as_one_by_one(objects: list[Any]) -> None:
     _assert_fold_matches(objects)
-    check = load()
-    assert check is not None
-    fold = load_fold(turns=True)
-    folded = load_folded()
-    assert fold is not None and folded is not None
-    states, refused = fold(objects)
-    assert (refused or folded(objects, states)) == _engine_check(objects)
+    assert _check(objects) == _engine_check(objects)
 
 
 def test_a_tampered_turn_fails_verification_with_the_one_by_one_message() -> None:
