@@ -168,13 +168,18 @@ def _seated(table: Table, user: AbstractBaseUser) -> Seat:
     return seat
 
 
-def _last_bet_set(user_id: int, last_bet: list[int]) -> int:
-    """The player's last bet (REBET's amounts): one raw UPDATE; the rows it changed."""
+def _last_bet_update(user_id: int, last_bet: list[int]) -> tuple[str, list[Any]]:
+    """The UPDATE of the player's last bet (REBET's amounts) and its parameters."""
     field = PlayerPreferences._meta.get_field("last_bet")
-    return rawsql.execute(
+    return (
         f"UPDATE {PlayerPreferences._meta.db_table} SET last_bet = %s WHERE user_id = %s",
         [field.get_db_prep_save(last_bet, connection), user_id],
     )
+
+
+def _last_bet_set(user_id: int, last_bet: list[int]) -> int:
+    """The player's last bet: one raw UPDATE now; the rows it changed."""
+    return rawsql.execute(*_last_bet_update(user_id, last_bet))
 
 
 def _seated_ids(table_id: int) -> list[int]:
@@ -233,9 +238,17 @@ class _DealHook:
     """DEAL's own work in the round's transaction (the last bet), around the caller's hook."""
 
     def __init__(
-        self, user: AbstractBaseUser, amounts: tuple[int, ...], hook: services.CommandHook | None
+        self,
+        user: AbstractBaseUser,
+        amounts: tuple[int, ...],
+        hook: services.CommandHook | None,
+        opens: bool = False,
     ) -> None:
         self.user, self.amounts, self.hook = user, amounts, hook
+        # This DEAL opens the round: the open read (or made) the player's preferences row in
+        # this transaction, so the last bet's UPDATE finds it and can go out with the
+        # command's last write (rawsql.later) instead of in a round trip of its own.
+        self.opens = opens
 
     def begin(self) -> None:
         if self.hook is not None:
@@ -243,7 +256,9 @@ class _DealHook:
 
     def commit(self, result: services.RoundResult) -> None:
         last_bet = list(self.amounts)  # the open made the row; a first bet elsewhere may not
-        if not _last_bet_set(int(self.user.pk), last_bet):
+        if self.opens:
+            rawsql.later(*_last_bet_update(int(self.user.pk), last_bet))
+        elif not _last_bet_set(int(self.user.pk), last_bet):
             PlayerPreferences.objects.update_or_create(
                 user_id=self.user.pk, defaults={"last_bet": last_bet}
             )
@@ -311,6 +326,7 @@ def table_deal(
     if open_round_id is False:
         current = open_round_at(table)
         open_round_id = current.id if current is not None else None
+    deal_hook.opens = open_round_id is None
     return services.round_deal(
         table=table,
         round_id=open_round_id,
