@@ -220,6 +220,12 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # DRF's parsers, JSON read by orjson where it gives the same values (casino/api/parsers.py).
+    "DEFAULT_PARSER_CLASSES": [
+        "casino.api.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "casino.schema.AutoSchema",
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "casino.api.negotiation.ContentNegotiation",
     "EXCEPTION_HANDLER": "casino.errors.exception_handler",

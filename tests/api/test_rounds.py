@@ -243,3 +243,17 @@ def test_no_malformed_input_is_ever_a_500(body: Any, path: str) -> None:
     response = api.client.post(url, body, format="json", HTTP_IDEMPOTENCY_KEY="fuzz")
     assert response.status_code < 500, response.content
     assert "error" in response.json() or response.status_code == 200
+
+
+def test_a_body_nested_too_deeply_is_a_400_not_a_500() -> None:
+    """DRF's JSON parser raised RecursionError on it (a 500); the parser turns it into a 400."""
+    api = Api(make_player(funds=0))
+    body = b'{"bets": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+    response = api.client.post(
+        "/api/tables/personal/",
+        body,
+        content_type="application/json",
+        HTTP_IDEMPOTENCY_KEY="deep",
+    )
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["code"] == "malformed_request"
