@@ -8,7 +8,7 @@ or balances.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,7 +110,7 @@ _ROW_COLUMNS = (
 )
 
 
-def _lock_query(keys: list[str], unlocked: list[str] = []) -> dict[str, LockedAccount]:  # noqa: B006
+def _lock_query(keys: list[str], unlocked: Sequence[str] = ()) -> dict[str, LockedAccount]:
     """The balance rows of `keys` under their locks, and of `unlocked` without (one statement)."""
     placeholders = ", ".join(["%s"] * len(keys))
     # ORDER BY before FOR UPDATE: PostgreSQL locks rows as they come out of the sort, so every
