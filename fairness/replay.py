@@ -73,19 +73,62 @@ def compile_decoders(event_types: Mapping[str, type[Any]]) -> Decoders:
             # into the slots (as `casino.engine.fastdata.fast_init` does inside __init__),
             # without the constructor call around it; same order, so the same KeyError.
             namespace[f"{name}_new"] = object.__new__
-            stores = []
-            for i, (field, arg) in enumerate(zip(dataclasses.fields(cls), args, strict=True)):
-                namespace[f"{name}_set{i}"] = cls.__dict__[field.name].__set__
-                stores.append(f"    {name}_set{i}(o, {arg})\n")
-            source = (
-                f"def {name}(d):\n    o = {name}_new({name}_cls)\n{''.join(stores)}    return o\n"
-            )
+            fields = dataclasses.fields(cls)
+            twin = _slots_twin(cls)
+            if twin is not None:
+                # Stored as plain attribute stores into an instance of a class with the
+                # same slots, which then becomes an instance of `cls` (the frozen class's
+                # __setattr__ refuses stores; a descriptor call per field cost twice these).
+                namespace[f"{name}_twin"] = twin
+                stores = [
+                    f"    o.{field.name} = {arg}\n" for field, arg in zip(fields, args, strict=True)
+                ]
+                source = (
+                    f"def {name}(d):\n    o = {name}_new({name}_twin)\n{''.join(stores)}"
+                    f"    o.__class__ = {name}_cls\n    return o\n"
+                )
+            else:
+                stores = []
+                for i, (field, arg) in enumerate(zip(fields, args, strict=True)):
+                    slot = next(
+                        k.__dict__[field.name] for k in cls.__mro__ if field.name in k.__dict__
+                    )
+                    namespace[f"{name}_set{i}"] = slot.__set__
+                    stores.append(f"    {name}_set{i}(o, {arg})\n")
+                source = (
+                    f"def {name}(d):\n    o = {name}_new({name}_cls)\n{''.join(stores)}"
+                    "    return o\n"
+                )
         else:
             source = f"def {name}(d):\n    return {name}_cls({', '.join(args)})\n"
         exec(source, namespace)  # the technique dataclasses itself uses for __init__
         return name
 
     return {type_: namespace[build(cls)] for type_, cls in event_types.items()}
+
+
+def _slots_twin(cls: type[Any]) -> type[Any] | None:
+    """A plain class with exactly `cls`'s slots, whose instances can be made instances of
+    `cls` by assigning `__class__` (the same layout: CPython checks it), or None when `cls`
+    is not such a class (a base other than object, a dict or a private slot name)."""
+    slots = cls.__dict__.get("__slots__")
+    if (
+        cls.__bases__ != (object,)
+        or not isinstance(slots, tuple)
+        or "__dict__" in cls.__dict__
+        or not all(
+            isinstance(n, str) and n.isidentifier() and not n.startswith("__") for n in slots
+        )
+        or {f.name for f in dataclasses.fields(cls)} != set(slots)
+    ):
+        return None
+    twin = type(f"{cls.__name__}Slots", (), {"__slots__": slots, "__module__": __name__})
+    try:
+        probe: Any = object.__new__(twin)
+        probe.__class__ = cls
+    except TypeError:  # not the same layout after all
+        return None
+    return twin
 
 
 _DECODERS: list[Decoders] = []  # the engine's decoders, compiled on first use
