@@ -149,7 +149,7 @@ def load_decoders() -> Decoders | None:
     return _DECODERS[0]
 
 
-def load_fold(*, turns: bool = False) -> Fold | None:
+def load_fold(*, runs: bool = False) -> Fold | None:
     """The engine's fold, or None without the engine.
 
     The states it returns: states[k] is the state after events[:k], except inside a run of
@@ -163,7 +163,7 @@ def load_fold(*, turns: bool = False) -> Fold | None:
     once) for a round's first deal when `is_first_deal` holds; `fold_bets` (the boxes sorted
     once) for bets whose boxes and players are plain integers and strings (`plain_bets`).
 
-    `turns`: more such runs, for the settlement check's fold (`load`; the states it reads are
+    `runs`: more such runs, for the settlement check's fold (`load`; the states it reads are
     never inside one): a turn (TurnStarted, the player's cards, PlayerStood) by
     `fold_turn_stood`; BettingClosed and a first deal by `fold_closed_deal`; the hole card
     and the dealer's cards by `fold_hole_cards`; RoundSettled and ServerSeedRevealed by
@@ -194,10 +194,10 @@ def load_fold(*, turns: bool = False) -> Fold | None:
         )
     except ImportError:
         return None
-    # The classes that start a run only with `turns` (None: no event's class).
+    # The classes that start a run only with `runs` (None: no event's class).
     turn_started, closed, hole, settled = (
         (TurnStarted, BettingClosed, HoleCardRevealed, RoundSettled)
-        if turns
+        if runs
         else (None, None, None, None)
     )
     cards = (PlayerCardDealt, DealerCardDealt)
@@ -376,7 +376,7 @@ def load_folded() -> FoldedCheck | None:
 
 def load() -> Check | None:
     """The engine-backed check on bundle events, or None when the rule engine is not importable."""
-    fold, folded, decoders = load_fold(turns=True), load_folded(), load_decoders()
+    fold, folded, decoders = load_fold(runs=True), load_folded(), load_decoders()
     if fold is None or folded is None or decoders is None:
         return None
 

@@ -1,4 +1,4 @@
-"""The settlement check's fold (`load_fold(turns=True)`, used by the verifier's engine check:
+"""The settlement check's fold (`load_fold(runs=True)`, used by the verifier's engine check:
 turns by `fold_turn_stood`, the close and first deal by `fold_closed_deal`, the hole card and
 the dealer's cards by `fold_hole_cards`, the settlement and seed reveal by
 `fold_settled_seed`) gives the states and refusals of folding every event one by one, on
@@ -76,7 +76,7 @@ def _turns(objects: list[Any]) -> list[tuple[int, int]]:
 
 
 def _assert_fold_matches(objects: list[Any]) -> None:
-    fold = load_fold(turns=True)
+    fold = load_fold(runs=True)
     assert fold is not None
     states, refused = fold(objects)
     expected, expected_refused = _one_by_one(objects)
@@ -125,7 +125,7 @@ def test_sample_rounds_take_every_run_fold(monkeypatch: Any) -> None:
             return _original(*args)
 
         monkeypatch.setattr(engine_evolve, name, counted)
-    fold = load_fold(turns=True)
+    fold = load_fold(runs=True)
     assert fold is not None
     for objects, _ in ROUNDS:
         assert not fold(objects)[1]
@@ -158,7 +158,7 @@ def _engine_check(objects: list[Any]) -> Any:
 
 def _check(objects: list[Any]) -> Any:
     """The settlement check with the run folds (`load`'s)."""
-    fold = load_fold(turns=True)
+    fold = load_fold(runs=True)
     folded = load_folded()
     assert fold is not None and folded is not None
     states, refused = fold(objects)
