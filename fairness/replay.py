@@ -164,9 +164,10 @@ def load_fold(*, runs: bool = False) -> Fold | None:
     once) for bets whose boxes and players are plain integers and strings (`plain_bets`).
 
     `runs`: more such runs, for the settlement check's fold (`load`; the states it reads are
-    never inside one): a turn (TurnStarted, the player's cards, PlayerStood) by
-    `fold_turn_stood`; BettingClosed and a first deal by `fold_closed_deal`; the hole card
-    and the dealer's cards by `fold_hole_cards`; RoundSettled and ServerSeedRevealed by
+    never inside one): the bets, BettingClosed and the first deal by `fold_opening` (else
+    the bets as above, and BettingClosed with the first deal by `fold_closed_deal`); a turn
+    (TurnStarted, the player's cards, PlayerStood) by `fold_turn_stood`; the hole card and
+    the dealer's cards by `fold_hole_cards`; RoundSettled and ServerSeedRevealed by
     `fold_settled_seed`.
     """
     try:
@@ -189,6 +190,7 @@ def load_fold(*, runs: bool = False) -> Fold | None:
             fold_closed_deal,
             fold_deal,
             fold_hole_cards,
+            fold_opening,
             fold_settled_seed,
             fold_turn_stood,
         )
@@ -274,6 +276,22 @@ def load_fold(*, runs: bool = False) -> Fold | None:
                 elif kind is BetPlaced:
                     while end < count and type(objects[end]) is BetPlaced:
                         end += 1
+                    if end < count and type(objects[end]) is closed:  # the round's opening?
+                        last = end + 1
+                        while last < count and type(objects[last]) in cards:
+                            last += 1
+                        try:
+                            state = fold_opening(
+                                states[-1], list(objects[i:end]), objects[end],
+                                list(objects[end + 1 : last]),
+                            )  # fmt: skip
+                        except Exception:  # folded as the runs below
+                            state = None
+                        if state is not None:
+                            states.extend([None] * (last - i - 1))
+                            keep(state)
+                            i = last
+                            continue
                 elif kind is turn_started:
                     while end < count and type(objects[end]) is PlayerCardDealt:
                         end += 1

@@ -591,6 +591,71 @@ def fold_turn_stood(
     return _set_turn_stood(s, PLAYING, (*boxes[:i], box, *boxes[i + 1 :]), position, -1, h, None)
 
 
+def fold_opening(
+    s: RoundState,
+    bets: list[BetPlaced],
+    closed: BettingClosed,
+    cards: list[PlayerCardDealt | DealerCardDealt],
+) -> RoundState | None:
+    """reduce(evolve, [*bets, closed, *cards], s) for a round's opening as the decider plays
+    it: on a round with no box yet, every bet from the next seat (box ints, player strs),
+    the close, and the first deal (two passes over the boxes at shoe positions 0, 1, 2, ...,
+    each pass ending with the dealer on a banked table, or neither does); each box is built
+    once with its two cards, the state once. None when the events are not that (the caller
+    folds them otherwise).
+
+    One by one: the seats strictly increase, so each bet's box goes last (`_bet`), in bet
+    order; each card finds its box by player and box (players distinct: one box each) and
+    adds itself to the box's only, empty hand, as `_two_cards` adds both; the dealer's the
+    same. tests/fairness/test_replay_runs.py holds the states equal.
+    """
+    n = len(bets)
+    if s.boxes or not n or s.next_position != 0 or s.turn >= 0:
+        return None
+    width = n + 1 if len(cards) == 2 * n + 2 else n  # cards per pass: with the dealer or not
+    if len(cards) != 2 * width:
+        return None
+    for k, card in enumerate(cards):
+        p = card.position
+        if type(p) is not int or p != k:
+            return None
+    seat = {p.player_id: i for i, p in enumerate(s.opened.participants)}
+    boxes = []
+    for i, bet in enumerate(bets):
+        player_id, box_no = bet.player_id, bet.box
+        first, second = cards[i], cards[width + i]
+        if (
+            type(player_id) is not str
+            or type(box_no) is not int
+            or seat.get(player_id) != i
+            or type(first) is not PlayerCardDealt
+            or type(second) is not PlayerCardDealt
+            or first.player_id != player_id
+            or second.player_id != player_id
+            or first.box != box_no
+            or second.box != box_no
+            or first.hand != 0
+            or second.hand != 0
+        ):
+            return None
+        empty = tuple.__new__(Hand, ((), (), bet.amount, 0, False, False, False, False, OPEN))
+        hand = _two_cards(empty, first, second)
+        boxes.append(tuple.__new__(Box, (player_id, box_no, bet.amount, (hand,), 0, INS_NONE)))
+    dealer = s.dealer
+    if width > n:
+        if (
+            type(cards[n]) is not DealerCardDealt
+            or type(cards[width + n]) is not DealerCardDealt
+            or dealer.cards
+            or dealer.positions
+            or dealer[3:8] != (0, False, False, False, False)
+        ):
+            return None
+        dealer = _two_cards(dealer, cards[n], cards[width + n])
+    phase = DUELING if s.rules.kind == DUEL else PLAYING
+    return _set_closed_deal(s, phase, tuple(boxes), dealer, 2 * width, None, closed.client_material)
+
+
 def fold_hole_cards(
     s: RoundState, hole: HoleCardRevealed, cards: list[DealerCardDealt]
 ) -> RoundState:

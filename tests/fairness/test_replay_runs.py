@@ -1,5 +1,6 @@
 """The settlement check's fold (`load_fold(runs=True)`, used by the verifier's engine check:
-turns by `fold_turn_stood`, the close and first deal by `fold_closed_deal`, the hole card and
+the bets, close and first deal by `fold_opening` (or the close and first deal by
+`fold_closed_deal`), turns by `fold_turn_stood`, the hole card and
 the dealer's cards by `fold_hole_cards`, the settlement and seed reveal by
 `fold_settled_seed`) gives the states and refusals of folding every event one by one, on
 sample rounds of every rule set and on events tampered in every way a forger could."""
@@ -14,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from casino.engine.decider import evolve
-from casino.engine.events import PlayerCardDealt, PlayerStood, TurnStarted
+from casino.engine.events import BetPlaced, PlayerCardDealt, PlayerStood, TurnStarted
 from casino.engine.evolve import fold_turn_stood
 from fairness.chain import create_chain
 from fairness.receipt import private_key_from_hex
@@ -113,9 +114,56 @@ def test_sample_rounds_have_turns_and_fold_as_one_by_one() -> None:
 def test_sample_rounds_take_every_run_fold(monkeypatch: Any) -> None:
     """The untampered rounds fold their runs as runs (so the tests here compare each run
     fold with the one-by-one fold)."""
+    names = ("fold_opening", "fold_turn_stood", "fold_hole_cards", "fold_settled_seed")
+    taken = _counting(monkeypatch, (*names, "fold_closed_deal"))
+    fold = load_fold(runs=True)
+    assert fold is not None
+    for objects, _ in ROUNDS:
+        assert not fold(objects)[1]
+    assert min(taken[name] for name in names) >= 10, taken
+    # Bets out of seat order are no opening as the decider plays it: they fold as bets,
+    # then BettingClosed and the first deal as one run.
+    assert taken["fold_closed_deal"] == 0
+    reordered = 0
+    for objects, _ in ROUNDS:
+        bets = [i for i, o in enumerate(objects) if type(o) is BetPlaced]
+        if len(bets) > 1:
+            swapped = list(objects)
+            swapped[bets[0]], swapped[bets[1]] = swapped[bets[1]], swapped[bets[0]]
+            _assert_fold_matches(swapped)
+            reordered += 1
+    assert reordered >= 10 and taken["fold_closed_deal"] >= reordered, taken
+
+
+def test_an_opening_out_of_seat_order_folds_as_one_by_one() -> None:
+    """The first two seats' bets and both passes of their cards swapped alike: a forger's
+    consistent reorder, which the bets' fold sorts back into seat order."""
+    changed = 0
+    for objects, _ in ROUNDS:
+        bets = [i for i, o in enumerate(objects) if type(o) is BetPlaced]
+        if len(bets) < 2:
+            continue
+        deal = [i for i, o in enumerate(objects) if o.type.endswith("CardDealt")]
+        first = deal[0]
+        width = (len([o for o in objects[: bets[-1] + 1] if type(o) is BetPlaced])) + (
+            1 if any(o.type == "DealerCardDealt" for o in objects[first : first + 9]) else 0
+        )
+        swapped = list(objects)
+        swapped[bets[0]], swapped[bets[1]] = objects[bets[1]], objects[bets[0]]
+        for start in (first, first + width):
+            swapped[start], swapped[start + 1] = (
+                dataclasses.replace(objects[start + 1], position=objects[start].position),
+                dataclasses.replace(objects[start], position=objects[start + 1].position),
+            )
+        _assert_fold_matches(swapped)
+        changed += 1
+    assert changed >= 10
+
+
+def _counting(monkeypatch: Any, names: tuple[str, ...]) -> dict[str, int]:
+    """Count the calls of these engine folds (as load_fold finds them)."""
     from casino.engine import evolve as engine_evolve
 
-    names = ("fold_turn_stood", "fold_closed_deal", "fold_hole_cards", "fold_settled_seed")
     taken = dict.fromkeys(names, 0)
     for name in names:
         original = getattr(engine_evolve, name)
@@ -125,11 +173,7 @@ def test_sample_rounds_take_every_run_fold(monkeypatch: Any) -> None:
             return _original(*args)
 
         monkeypatch.setattr(engine_evolve, name, counted)
-    fold = load_fold(runs=True)
-    assert fold is not None
-    for objects, _ in ROUNDS:
-        assert not fold(objects)[1]
-    assert min(taken.values()) >= 10, taken
+    return taken
 
 
 def test_untampered_turns_take_the_turn_fold() -> None:
