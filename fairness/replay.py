@@ -2,9 +2,9 @@
 
 The round's events are folded with the engine's own `evolve` (an event that cannot follow the
 state is refused); at each RoundSettled / RoundVoided the engine recomputes the settlement from the
-state just before it (`casino.engine.decider.settle`, the code the live round ran), and it must
-equal the recorded one. Loaded by `fairness.verify.load_engine_replay` only when the engine is
-importable.
+state just before it (`casino.engine.decider.settlement`: what `settle`, the code the live round
+ran, derives), and it must equal the recorded one. Loaded by
+`fairness.verify.load_engine_replay` only when the engine is importable.
 
 `load()` gives the check on bundle events (dicts); `load_folded()` gives the same check on
 events already decoded and folded (the audit decodes and folds each round once, and shares that
@@ -348,7 +348,7 @@ def load_folded() -> FoldedCheck | None:
     """The settlement check on decoded, folded events, or None without the engine."""
     try:
         from casino.engine.commands import VoidRound
-        from casino.engine.decider import decide, settle
+        from casino.engine.decider import decide, settlement
         from casino.engine.events import event_to_dict
     except ImportError:
         return None
@@ -368,7 +368,7 @@ def load_folded() -> FoldedCheck | None:
                 )
                 recorded = objects[before : index + 1]
                 try:
-                    derived = list(settle(states[before], event.settled_at_ms))
+                    derived = list(settlement(states[before], event.settled_at_ms))
                 except Exception as exc:  # the engine could not settle from that state
                     derived = [f"{type(exc).__name__}: {exc}"]
             elif type_ == "RoundVoided":

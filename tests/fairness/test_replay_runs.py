@@ -308,3 +308,37 @@ def test_a_tampered_turn_fails_verification_with_the_one_by_one_message() -> Non
             assert check(events, line["receipt"]) == _engine_check(decoded)
             seen += 1
     assert seen >= 60
+
+
+def _settled_alike(state: Any, now_ms: int) -> None:
+    from casino.engine.decider import settle, settlement
+
+    try:
+        expected: Any = settle(state, now_ms)
+    except Exception as exc:
+        expected = type(exc), str(exc)
+    try:
+        got: Any = settlement(state, now_ms)
+    except Exception as exc:
+        got = type(exc), str(exc)
+    assert got == expected
+    assert repr(got) == repr(expected)
+
+
+def test_settlement_is_settle_on_every_state_of_the_sample_rounds() -> None:
+    """decider.settlement (the check's, without the run) derives what settle derives."""
+    seen = 0
+    for objects, _ in ROUNDS:
+        states, _ = _one_by_one(objects)
+        for state in states[1:]:
+            _settled_alike(state, 1_767_225_600_000)
+            seen += 1
+    assert seen >= 500
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_tampered_anywhere(), st.integers(0, 2**40))
+def test_settlement_is_settle_on_tampered_rounds(objects: list[Any], now_ms: int) -> None:
+    states, _ = _one_by_one(objects)
+    for state in states[1:]:
+        _settled_alike(state, now_ms)
