@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import typing
 from collections.abc import Callable, Mapping, Sequence
+from itertools import repeat
 from typing import Any
 
 Check = Callable[[Sequence[Mapping[str, Any]], Mapping[str, Any]], list[str]]
@@ -196,12 +197,6 @@ def load_fold(*, runs: bool = False) -> Fold | None:
         )
     except ImportError:
         return None
-    # The classes that start a run only with `runs` (None: no event's class).
-    turn_started, closed, hole, settled = (
-        (TurnStarted, BettingClosed, HoleCardRevealed, RoundSettled)
-        if runs
-        else (None, None, None, None)
-    )
     cards = (PlayerCardDealt, DealerCardDealt)
     # An empty hand's cards and positions, and its hard total, ace, split, split aces and
     # doubled flags (Hand's fields 0-1 and 3-7), as every hand is before its first card.
@@ -276,49 +271,11 @@ def load_fold(*, runs: bool = False) -> Fold | None:
                 elif kind is BetPlaced:
                     while end < count and type(objects[end]) is BetPlaced:
                         end += 1
-                    if end < count and type(objects[end]) is closed:  # the round's opening?
-                        last = end + 1
-                        while last < count and type(objects[last]) in cards:
-                            last += 1
-                        try:
-                            state = fold_opening(
-                                states[-1], list(objects[i:end]), objects[end],
-                                list(objects[end + 1 : last]),
-                            )  # fmt: skip
-                        except Exception:  # folded as the runs below
-                            state = None
-                        if state is not None:
-                            states.extend([None] * (last - i - 1))
-                            keep(state)
-                            i = last
-                            continue
-                elif kind is turn_started:
-                    while end < count and type(objects[end]) is PlayerCardDealt:
-                        end += 1
-                    end = end + 1 if end < count and type(objects[end]) is PlayerStood else i + 1
-                elif kind is closed:
-                    while end < count and type(objects[end]) in cards:
-                        end += 1
-                elif kind is hole:
-                    while end < count and type(objects[end]) is DealerCardDealt:
-                        end += 1
-                elif kind is settled and end < count and type(objects[end]) is ServerSeedRevealed:
-                    end += 1
                 if end - i > 1:
                     run = list(objects[i:end])
                     prior = states[-1]
                     try:
-                        if kind is turn_started:
-                            state = fold_turn_stood(prior, run[0], run[1:-1], run[-1])
-                        elif kind is closed:
-                            deal = run[1:]
-                            first = is_first_deal(prior, deal)  # BettingClosed leaves what it reads
-                            state = fold_closed_deal(prior, run[0], deal) if first else None
-                        elif kind is hole:
-                            state = fold_hole_cards(prior, run[0], run[1:])
-                        elif kind is settled:
-                            state = fold_settled_seed(prior, run[0], run[1])
-                        elif kind is BetPlaced:
+                        if kind is BetPlaced:
                             state = fold_bets(prior, run) if plain_bets(prior, run) else None
                         elif is_first_deal(prior, run):
                             state = fold_deal(prior, run)
@@ -341,7 +298,90 @@ def load_fold(*, runs: bool = False) -> Fold | None:
             return states, [f"replay: the rule engine refuses {where}: {exc}"]
         return states, []
 
-    return fold
+    def fold_runs(objects: Sequence[Any]) -> tuple[list[Any], list[str]]:
+        """`fold` with the runs of `runs` too, each event class starting its own run."""
+        if type(objects) is not list:
+            objects = list(objects)
+        states: list[Any] = [None]
+        keep, extend = states.append, states.extend
+        count = len(objects)
+        try:
+            if count:  # the first event through evolve, which refuses all but RoundOpened
+                keep(evolve(None, objects[0]))  # on no state
+            i = 1
+            while i < count:  # then evolve's own handlers, without its call and check
+                event = objects[i]
+                kind = type(event)
+                end = i + 1
+                state = None
+                try:
+                    if kind is TurnStarted:
+                        while end < count and type(objects[end]) is PlayerCardDealt:
+                            end += 1
+                        if end < count and type(objects[end]) is PlayerStood:
+                            end += 1
+                            state = fold_turn_stood(
+                                states[-1], event, objects[i + 1 : end - 1], objects[end - 1]
+                            )
+                        else:
+                            end = i + 1
+                    elif kind is BetPlaced:
+                        while end < count and type(objects[end]) is BetPlaced:
+                            end += 1
+                        if end < count and type(objects[end]) is BettingClosed:
+                            last = end + 1
+                            while last < count and type(objects[last]) in cards:
+                                last += 1
+                            state = fold_opening(
+                                states[-1], objects[i:end], objects[end], objects[end + 1 : last]
+                            )
+                            if state is not None:
+                                end = last
+                        if state is None and end - i > 1:  # the bets alone
+                            prior, run = states[-1], objects[i:end]
+                            state = fold_bets(prior, run) if plain_bets(prior, run) else None
+                    elif kind in cards:
+                        while end < count and type(objects[end]) in cards:
+                            end += 1
+                        if end - i > 1:
+                            prior, run = states[-1], objects[i:end]
+                            first = is_first_deal(prior, run)
+                            state = fold_deal(prior, run) if first else fold_cards(prior, run)
+                    elif kind is BettingClosed:
+                        while end < count and type(objects[end]) in cards:
+                            end += 1
+                        if end - i > 1:
+                            prior, deal = states[-1], objects[i + 1 : end]
+                            first = is_first_deal(prior, deal)  # BettingClosed leaves what it reads
+                            state = fold_closed_deal(prior, event, deal) if first else None
+                    elif kind is HoleCardRevealed:
+                        while end < count and type(objects[end]) is DealerCardDealt:
+                            end += 1
+                        if end - i > 1:
+                            state = fold_hole_cards(states[-1], event, objects[i + 1 : end])
+                    elif (
+                        kind is RoundSettled
+                        and end < count
+                        and type(objects[end]) is ServerSeedRevealed
+                    ):
+                        end += 1
+                        state = fold_settled_seed(states[-1], event, objects[i + 1])
+                except Exception:  # folded one by one below: the refusal names its event
+                    state = None
+                if state is None:
+                    for k in range(i, end):
+                        keep(HANDLERS[type(objects[k])](states[-1], objects[k]))
+                else:
+                    extend(repeat(None, end - i - 1))
+                    keep(state)
+                i = end
+        except Exception as exc:  # any refusal means the events are not a legal round
+            index = len(states) - 1
+            where = f"version {index + 1} ({objects[index].type})"
+            return states, [f"replay: the rule engine refuses {where}: {exc}"]
+        return states, []
+
+    return fold_runs if runs else fold
 
 
 def load_folded() -> FoldedCheck | None:
