@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from django.db import models
@@ -57,6 +58,9 @@ class StoredEvent(models.Model):
         )
 
 
+@lru_cache(maxsize=4096)
 def format_recorded_at(value: datetime) -> str:
-    """Render an aware datetime in UTC as the hash contract wants it."""
+    """Render an aware datetime in UTC as the hash contract wants it. Kept per instant (a
+    command's events share one; a round's receipt and messages format each event's again):
+    equal aware datetimes are the same instant, so they render the same."""
     return value.astimezone(UTC).strftime(RECORDED_AT_FORMAT)
