@@ -47,7 +47,10 @@ class StoredEvent(models.Model):
 
     def stored_body(self) -> dict[str, Any]:
         """The hashed body as stored (before any upcasting)."""
-        schema_version, data = getattr(self, "_stored", (self.schema_version, self.data))
+        # `_stored`: set where the row was upcast (rows.py); read from __dict__, since a getattr
+        # that misses builds and drops an AttributeError.
+        stored = self.__dict__.get("_stored")
+        schema_version, data = stored or (self.schema_version, self.data)
         return event_body(
             stream=self.stream_id,
             version=self.version,

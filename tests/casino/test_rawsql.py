@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from typing import Any
 
 import pytest
 from django.db import connection
@@ -304,3 +305,20 @@ def test_the_wrapper_lookup_is_djangos_in_every_thread_and_in_an_event_loop() ->
 
     seen.append(asyncio.run(in_a_loop()))
     assert seen == [True, True, True]
+
+
+def test_queries_are_logged_as_djangos_cursor_logs_them(settings: Any) -> None:
+    """rawsql reads DEBUG off the settings object: DEBUG on (also under override_settings)
+    or a forced debug cursor sends the statement through Django's cursor, which logs it."""
+    from django.test.utils import CaptureQueriesContext
+
+    from casino.rawsql import _queries_logged
+
+    assert _queries_logged(connection) is connection.queries_logged is False
+    settings.DEBUG = True
+    assert _queries_logged(connection) is connection.queries_logged is True
+    settings.DEBUG = False
+    with CaptureQueriesContext(connection) as captured:
+        assert _queries_logged(connection) is True
+        rawsql.fetch_one("SELECT 1", [])
+    assert [q["sql"] for q in captured.captured_queries] == ["SELECT 1"]
