@@ -11,12 +11,13 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.db import connection, connections, transaction
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from casino import rawsql
 from casino.errors import ApplicationError
 from ledger import services
+from tests.casino.test_round_concurrency import in_parallel
 from tests.ledger.factories import assert_ledger_ok, available, balance, fund, make_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -114,27 +115,6 @@ def test_a_bankroll_that_may_not_go_negative_is_locked_and_checked(
     assert_ledger_ok()
 
 
-def _in_threads(actions: list[Callable[[], object]], timeout: float = 60) -> list[object]:
-    barrier = threading.Barrier(len(actions))
-    results: list[object] = [None] * len(actions)
-
-    def run(index: int) -> None:
-        barrier.wait()
-        try:
-            results[index] = actions[index]()
-        except Exception as exc:  # asserted on by the test
-            results[index] = exc
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(actions))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=timeout)
-    return results
-
-
 @pytest.mark.postgres
 @pytest.mark.parametrize("defer_house", [True, False])
 def test_a_paused_settlement_does_not_hold_up_another_tables_settlement(
@@ -174,7 +154,7 @@ def test_a_paused_settlement_does_not_hold_up_another_tables_settlement(
         assert inside.wait(timeout=30)
         settle("b", pause=False)
 
-    runner = threading.Thread(target=lambda: _in_threads([alice_settles, bob_settles]))
+    runner = threading.Thread(target=lambda: in_parallel([alice_settles, bob_settles]))
     runner.start()
     # Deferred: Bob settles while Alice's transaction is still open. Locked up front (the
     # durable wrappers' way): Bob waits on the house rows until Alice commits.
@@ -208,7 +188,7 @@ def test_settlements_deposits_and_voids_of_the_same_players_at_once_never_deadlo
         actions.append(
             lambda i=i: services.round_void(round_ref=f"done-{i}", idempotency_key=f"v{i}")
         )
-    results = _in_threads(actions)
+    results = in_parallel(actions)
     assert [r for r in results if isinstance(r, Exception)] == []
     # Each player: 50 funded + 5 deposited, 10 lost in "open", "done" voided (stake back).
     assert [available(u) for u in users] == [45 * USDC] * 6
