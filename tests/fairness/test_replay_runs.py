@@ -14,13 +14,13 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from casino.engine.decider import evolve
 from casino.engine.events import BetPlaced, PlayerCardDealt, PlayerStood, TurnStarted
 from casino.engine.evolve import fold_turn_stood
 from fairness.chain import create_chain
 from fairness.receipt import private_key_from_hex
 from fairness.replay import load, load_decoders, load_fold, load_folded
 from fairness.sample import sample_bundle
+from tests.fairness.test_verify import _fold_one_by_one
 
 KEY = private_key_from_hex(hashlib.sha256(b"turns").hexdigest())
 CHAIN = create_chain(12, head=hashlib.sha256(b"turns chain").hexdigest())
@@ -50,19 +50,6 @@ def _rounds() -> list[tuple[list[Any], dict[str, Any]]]:
 ROUNDS = _rounds()
 
 
-def _one_by_one(objects: list[Any]) -> tuple[list[Any], list[str]]:
-    """The reference fold: evolve on every event, every state kept."""
-    states: list[Any] = [None]
-    try:
-        for event in objects:
-            states.append(evolve(states[-1], event))
-    except Exception as exc:
-        index = len(states) - 1
-        where = f"version {index + 1} ({objects[index].type})"
-        return states, [f"replay: the rule engine refuses {where}: {exc}"]
-    return states, []
-
-
 def _turns(objects: list[Any]) -> list[tuple[int, int]]:
     """(start, end) of every TurnStarted, PlayerCardDealt..., PlayerStood run."""
     runs = []
@@ -80,7 +67,7 @@ def _assert_fold_matches(objects: list[Any]) -> None:
     fold = load_fold(runs=True)
     assert fold is not None
     states, refused = fold(objects)
-    expected, expected_refused = _one_by_one(objects)
+    expected, expected_refused = _fold_one_by_one(objects)
     assert refused == expected_refused
     assert len(states) == len(expected)
     for k, state in enumerate(states):
@@ -179,7 +166,7 @@ def _counting(monkeypatch: Any, names: tuple[str, ...]) -> dict[str, int]:
 def test_untampered_turns_take_the_turn_fold() -> None:
     taken = 0
     for objects, _ in ROUNDS:
-        states, _ = _one_by_one(objects)
+        states, _ = _fold_one_by_one(objects)
         for start, end in _turns(objects):
             state = fold_turn_stood(
                 states[start], objects[start], list(objects[start + 1 : end - 1]),
@@ -196,7 +183,7 @@ def _engine_check(objects: list[Any]) -> Any:
     """The settlement check as the verifier ran it before the run folds: one by one."""
     folded = load_folded()
     assert folded is not None
-    states, refused = _one_by_one(objects)
+    states, refused = _fold_one_by_one(objects)
     return refused or _outcome(folded, objects, states)
 
 
@@ -329,7 +316,7 @@ def test_settlement_is_settle_on_every_state_of_the_sample_rounds() -> None:
     """decider.settlement (the check's, without the run) derives what settle derives."""
     seen = 0
     for objects, _ in ROUNDS:
-        states, _ = _one_by_one(objects)
+        states, _ = _fold_one_by_one(objects)
         for state in states[1:]:
             _settled_alike(state, 1_767_225_600_000)
             seen += 1
@@ -339,6 +326,6 @@ def test_settlement_is_settle_on_every_state_of_the_sample_rounds() -> None:
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_tampered_anywhere(), st.integers(0, 2**40))
 def test_settlement_is_settle_on_tampered_rounds(objects: list[Any], now_ms: int) -> None:
-    states, _ = _one_by_one(objects)
+    states, _ = _fold_one_by_one(objects)
     for state in states[1:]:
         _settled_alike(state, now_ms)

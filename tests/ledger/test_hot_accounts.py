@@ -31,17 +31,22 @@ def _staked(user: Any, ref: str, amount: int = 10 * USDC) -> None:
     services.round_stake(round_ref=ref, user=user, amount_micro=amount, idempotency_key=ref)
 
 
+def _settle_post(ref: str, returns: list[tuple[Any, int]], fee: int = 0) -> None:
+    """A round service style settlement inside the caller's transaction: deferred house legs."""
+    services.round_settle_post(
+        round_ref=ref,
+        returns=returns,
+        fee_micro=fee,
+        house_banked=True,
+        idempotency_key=f"settle-{ref}",
+        defer_house=True,
+    )
+
+
 def _settle_deferred(ref: str, returns: list[tuple[Any, int]], fee: int = 0) -> None:
-    """A round service style settlement: deferred house legs, sent by the final flush."""
+    """The same in its own transaction, the house legs sent by the final flush."""
     with transaction.atomic(durable=True):
-        services.round_settle_post(
-            round_ref=ref,
-            returns=returns,
-            fee_micro=fee,
-            house_banked=True,
-            idempotency_key=f"settle-{ref}",
-            defer_house=True,
-        )
+        _settle_post(ref, returns, fee)
         rawsql.flush()
 
 
@@ -53,15 +58,8 @@ def test_deferred_house_legs_of_two_settlements_in_one_transaction_both_count() 
     _staked(bob, "b")
     with CaptureQueriesContext(connection) as queries, transaction.atomic(durable=True):
         # Alice loses 10 (a fee of 1 of it), Bob's 10 returns 15: the house nets 10 - 1 - 5.
-        for ref, returns, fee in (("a", [], USDC), ("b", [(bob, 15 * USDC)], 0)):
-            services.round_settle_post(
-                round_ref=ref,
-                returns=returns,
-                fee_micro=fee,
-                house_banked=True,
-                idempotency_key=f"settle-{ref}",
-                defer_house=True,
-            )
+        _settle_post("a", [], USDC)
+        _settle_post("b", [(bob, 15 * USDC)])
         assert (balance(HOUSE), balance(FEES)) == (0, 0)  # not sent yet
         rawsql.flush()
     house_updates = [
