@@ -166,8 +166,10 @@ def load_fold(*, runs: bool = False) -> Fold | None:
 
     `runs`: more such runs, for the settlement check's fold (`load`; the states it reads are
     never inside one): the bets, BettingClosed and the first deal by `fold_opening` (else
-    the bets as above, and BettingClosed with the first deal by `fold_closed_deal`); a turn
-    (TurnStarted, the player's cards, PlayerStood) by `fold_turn_stood`; the hole card and
+    the bets as above, and BettingClosed with the first deal by `fold_closed_deal`); a banked
+    round's play from DealerPeeked or the first TurnStarted to the dealer's last card by
+    `fold_play` (else as follows); a turn (TurnStarted, the player's cards, PlayerStood) by
+    `fold_turn_stood`; the hole card and
     the dealer's cards by `fold_hole_cards`; RoundSettled and ServerSeedRevealed by
     `fold_settled_seed`.
     """
@@ -177,6 +179,7 @@ def load_fold(*, runs: bool = False) -> Fold | None:
             BetPlaced,
             BettingClosed,
             DealerCardDealt,
+            DealerPeeked,
             HoleCardRevealed,
             PlayerCardDealt,
             PlayerStood,
@@ -192,12 +195,23 @@ def load_fold(*, runs: bool = False) -> Fold | None:
             fold_deal,
             fold_hole_cards,
             fold_opening,
+            fold_play,
             fold_settled_seed,
             fold_turn_stood,
         )
     except ImportError:
         return None
     cards = (PlayerCardDealt, DealerCardDealt)
+    # A banked round's play (fold_play): what it starts with, and every event it takes.
+    play_start = (DealerPeeked, TurnStarted)
+    play = (
+        DealerPeeked,
+        TurnStarted,
+        PlayerCardDealt,
+        PlayerStood,
+        HoleCardRevealed,
+        DealerCardDealt,
+    )
     # An empty hand's cards and positions, and its hard total, ace, split, split aces and
     # doubled flags (Hand's fields 0-1 and 3-7), as every hand is before its first card.
     empty, unplayed = ((), ()), (0, False, False, False, False)
@@ -314,6 +328,20 @@ def load_fold(*, runs: bool = False) -> Fold | None:
                 kind = type(event)
                 end = i + 1
                 state = None
+                if kind in play_start:  # the play, as one run
+                    while end < count and type(objects[end]) in play:
+                        end += 1
+                    if end - i > 1:
+                        try:
+                            state = fold_play(states[-1], objects[i:end])
+                        except Exception:  # folded as below: the refusal names its event
+                            state = None
+                    if state is not None:
+                        extend(repeat(None, end - i - 1))
+                        keep(state)
+                        i = end
+                        continue
+                    end = i + 1
                 try:
                     if kind is TurnStarted:
                         while end < count and type(objects[end]) is PlayerCardDealt:

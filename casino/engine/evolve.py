@@ -100,31 +100,31 @@ _set_seed = _setter("server_seed")
 
 def _add_card(hand: Hand, card: str, position: int) -> Hand:
     """The hand with one more card, and its status after it (auto-stand at 21, bust)."""
+    # The fields unpacked at once: a NamedTuple field read by name is a descriptor call each.
+    cards, positions, stake, hard, has_ace, split, split_aces, doubled, status = hand
     p = CARD_POINTS[card]
-    hard = hand.hard + p
-    has_ace = hand.has_ace or p == 1
+    hard += p
+    has_ace = has_ace or p == 1
     total = hard + 10 if has_ace and hard <= 11 else hard
-    n = len(hand.cards) + 1
+    n = len(cards) + 1
     if total > 21:
         status = BUST
-    elif n == 2 and total == 21 and not hand.split:
+    elif n == 2 and total == 21 and not split:
         status = BLACKJACK
-    elif total == 21 or hand.doubled or (hand.split_aces and n == 2):
+    elif total == 21 or doubled or (split_aces and n == 2):
         status = STOOD  # 21 stands by itself; a double and a split ace take one card only
-    else:
-        status = hand.status
     # tuple.__new__ skips NamedTuple's Python-level __new__ (same value, one call less)
     return tuple.__new__(
         Hand,
         (
-            (*hand.cards, card),
-            (*hand.positions, position),
-            hand.stake,
+            (*cards, card),
+            (*positions, position),
+            stake,
             hard,
             has_ace,
-            hand.split,
-            hand.split_aces,
-            hand.doubled,
+            split,
+            split_aces,
+            doubled,
             status,
         ),
     )
@@ -671,6 +671,99 @@ def fold_hole_cards(
         dealer = _add_card(dealer, e.card, e.position)
         position = e.position + 1
     return _set_hole_draw(s, dealer, position, True)
+
+
+_set_play = _setter(
+    "phase",
+    "boxes",
+    "dealer",
+    "next_position",
+    "turn",
+    "turn_hand",
+    "deadline_ms",
+    "revealed",
+    "dealer_blackjack",
+)
+
+
+def fold_play(s: RoundState, events: list[Any]) -> RoundState | None:
+    """reduce(evolve, events, s) for a banked round's play after the first deal, as the
+    decider plays it when nobody doubles, splits or ends a hand by a card: an optional
+    DealerPeeked, turns (TurnStarted, the player's cards, PlayerStood) as `fold_turn_stood`
+    takes them, then an optional HoleCardRevealed with the dealer's cards as
+    `fold_hole_cards` takes them; the boxes, the dealer's hand and the state built once.
+    None when the events are not that (the caller folds them otherwise), as when this raises
+    (a box that is not in the round, a hand that is not in the box, a dealer's card out of
+    shoe order).
+
+    Each part is what its run fold does (`_peeked`; `fold_turn_stood`, whose box search reads
+    only the boxes' players and numbers, which none of these events change; the hole card and
+    the dealer's cards as `fold_hole_cards`), each on the fields the part before left.
+    tests/fairness/test_replay_runs.py holds the states equal.
+    """
+    count = len(events)
+    boxes = list(s.boxes)
+    dealer = s.dealer
+    position = s.next_position
+    phase, turn, turn_hand, deadline = s.phase, s.turn, s.turn_hand, s.deadline_ms
+    revealed, dealer_blackjack = s.revealed, s.dealer_blackjack
+    k = 0
+    if count and type(events[0]) is DealerPeeked:  # _peeked
+        phase, dealer_blackjack, deadline = PLAYING, events[0].blackjack, None
+        k = 1
+    while k < count and type(events[k]) is TurnStarted:  # fold_turn_stood, on the boxes so far
+        started = events[k]
+        i = _find_box_in(boxes, started.player_id, started.box)
+        h = started.hand
+        if type(h) is not int or h < 0:
+            return None
+        box = boxes[i]
+        player_id, box_no = box.player_id, box.box
+        hands = box.hands
+        hand = hands[h]
+        k += 1
+        while k < count and type(events[k]) is PlayerCardDealt:
+            e = events[k]
+            if e.position != position or player_id != e.player_id or box_no != e.box or e.hand != h:
+                return None
+            hand = _add_card(hand, e.card, e.position)
+            if hand.status != OPEN:
+                return None
+            position = e.position + 1
+            k += 1
+        if k == count or type(events[k]) is not PlayerStood:
+            return None
+        stood = events[k]
+        if stood.player_id != started.player_id or stood.box != started.box or stood.hand != h:
+            return None
+        hand = tuple.__new__(Hand, (*hand[:-1], STOOD))  # status is the last field
+        boxes[i] = tuple.__new__(Box, (*box[:3], (*hands[:h], hand, *hands[h + 1 :]), *box[4:]))
+        phase, turn, turn_hand, deadline = PLAYING, -1, h, None
+        k += 1
+    if k < count and type(events[k]) is HoleCardRevealed:  # fold_hole_cards
+        revealed = True
+        k += 1
+        while k < count and type(events[k]) is DealerCardDealt:
+            e = events[k]
+            if e.position != position:
+                return None
+            dealer = _add_card(dealer, e.card, e.position)
+            position = e.position + 1
+            k += 1
+    if k != count:
+        return None
+    return _set_play(
+        s,
+        phase,
+        tuple(boxes),
+        dealer,
+        position,
+        turn,
+        turn_hand,
+        deadline,
+        revealed,
+        dealer_blackjack,
+    )
 
 
 _set_settled_seed = _setter("phase", "settlement", "turn", "deadline_ms", "server_seed")

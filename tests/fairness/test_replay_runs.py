@@ -1,6 +1,7 @@
 """The settlement check's fold (`load_fold(runs=True)`, used by the verifier's engine check:
 the bets, close and first deal by `fold_opening` (or the close and first deal by
-`fold_closed_deal`), turns by `fold_turn_stood`, the hole card and
+`fold_closed_deal`), a banked round's play (the peek, the turns, the hole card and the
+dealer's cards) by `fold_play`, else turns by `fold_turn_stood`, the hole card and
 the dealer's cards by `fold_hole_cards`, the settlement and seed reveal by
 `fold_settled_seed`) gives the states and refusals of folding every event one by one, on
 sample rounds of every rule set and on events tampered in every way a forger could."""
@@ -15,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from casino.engine.events import BetPlaced, PlayerCardDealt, PlayerStood, TurnStarted
-from casino.engine.evolve import fold_turn_stood
+from casino.engine.evolve import fold_play, fold_turn_stood
 from fairness.chain import create_chain
 from fairness.receipt import private_key_from_hex
 from fairness.replay import load, load_decoders, load_fold, load_folded
@@ -101,13 +102,18 @@ def test_sample_rounds_have_turns_and_fold_as_one_by_one() -> None:
 def test_sample_rounds_take_every_run_fold(monkeypatch: Any) -> None:
     """The untampered rounds fold their runs as runs (so the tests here compare each run
     fold with the one-by-one fold)."""
-    names = ("fold_opening", "fold_turn_stood", "fold_hole_cards", "fold_settled_seed")
-    taken = _counting(monkeypatch, (*names, "fold_closed_deal"))
+    names = ("fold_opening", "fold_play", "fold_settled_seed")
+    taken = _counting(
+        monkeypatch, (*names, "fold_turn_stood", "fold_hole_cards", "fold_closed_deal")
+    )
     fold = load_fold(runs=True)
     assert fold is not None
     for objects, _ in ROUNDS:
         assert not fold(objects)[1]
     assert min(taken[name] for name in names) >= 10, taken
+    # The play folds as one run unless a card ends a hand (21) or the round is a duel: then
+    # its turns and the dealer's cards fold as their own runs.
+    assert taken["fold_turn_stood"] >= 1 and taken["fold_hole_cards"] >= 1, taken
     # Bets out of seat order are no opening as the decider plays it: they fold as bets,
     # then BettingClosed and the first deal as one run.
     assert taken["fold_closed_deal"] == 0
@@ -329,3 +335,58 @@ def test_settlement_is_settle_on_tampered_rounds(objects: list[Any], now_ms: int
     states, _ = _fold_one_by_one(objects)
     for state in states[1:]:
         _settled_alike(state, now_ms)
+
+
+_PLAY = ("DealerPeeked", "TurnStarted", "PlayerCardDealt", "PlayerStood", "HoleCardRevealed")
+
+
+def _plays(objects: list[Any]) -> list[tuple[int, int]]:
+    """(start, end) of every run fold_runs gives fold_play: from a DealerPeeked or
+    TurnStarted, the events of those types, and the dealer's cards."""
+    runs = []
+    for i, event in enumerate(objects):
+        if event.type in ("DealerPeeked", "TurnStarted"):
+            end = i + 1
+            while end < len(objects) and objects[end].type in (*_PLAY, "DealerCardDealt"):
+                end += 1
+            runs.append((i, end))
+    return runs
+
+
+def _assert_play_matches(objects: list[Any], start: int, end: int) -> bool:
+    """fold_play on events[start:end] gives None, raises, or the one-by-one state at end
+    (exactly alike when the positions are ints). Whether it gave a state."""
+    states, _ = _fold_one_by_one(objects)
+    if len(states) <= start or states[start] is None:
+        return False
+    try:
+        state = fold_play(states[start], list(objects[start:end]))
+    except Exception:
+        return False
+    if state is None:
+        return False
+    assert len(states) > end, "fold_play took events the one-by-one fold refuses"
+    assert state == states[end]
+    if all(type(o.position) is int for o in objects if hasattr(o, "position")):
+        assert repr(state) == repr(states[end])
+    return True
+
+
+def test_untampered_plays_take_the_play_fold() -> None:
+    taken = 0
+    for objects, _ in ROUNDS:
+        for start, end in _plays(objects):
+            taken += _assert_play_matches(objects, start, end)
+    assert taken >= 25
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_tampered_anywhere(), st.data())
+def test_tampered_plays_fold_as_one_by_one(objects: list[Any], data: st.DataObject) -> None:
+    """fold_play on any stretch of a tampered round (a play or not) is the one-by-one fold
+    there, or declines (None, or an exception: the caller folds those events otherwise)."""
+    start = data.draw(st.integers(1, len(objects)))
+    end = data.draw(st.integers(start, len(objects)))
+    _assert_play_matches(objects, start, end)
+    for start, end in _plays(objects):
+        _assert_play_matches(objects, start, end)
