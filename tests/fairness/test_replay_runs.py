@@ -390,3 +390,16 @@ def test_tampered_plays_fold_as_one_by_one(objects: list[Any], data: st.DataObje
     _assert_play_matches(objects, start, end)
     for start, end in _plays(objects):
         _assert_play_matches(objects, start, end)
+
+
+def test_the_settlement_check_passes_over_other_events_by_class() -> None:
+    """load_folded's check skips an event whose class is an engine event class other than
+    RoundSettled and RoundVoided without reading its `type`: that `type` is its class's
+    (slots, no instance dict to hold another), and each class's names only that class."""
+    from casino.engine.events import EVENT_TYPES
+
+    for name, cls in EVENT_TYPES.items():
+        assert cls.type == name
+        assert "__slots__" in cls.__dict__ and "type" not in cls.__slots__
+        assert all("__dict__" not in k.__dict__ for k in cls.__mro__ if k is not object)
+    assert len(set(EVENT_TYPES)) == len(set(EVENT_TYPES.values()))
