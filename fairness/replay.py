@@ -202,15 +202,18 @@ def load_fold(*, runs: bool = False) -> Fold | None:
     except ImportError:
         return None
     cards = (PlayerCardDealt, DealerCardDealt)
-    # A banked round's play (fold_play): what it starts with, and every event it takes.
+    # A banked round's play (fold_play): what it starts with, and every event it takes (a
+    # set: one hash lookup a type).
     play_start = (DealerPeeked, TurnStarted)
-    play = (
-        DealerPeeked,
-        TurnStarted,
-        PlayerCardDealt,
-        PlayerStood,
-        HoleCardRevealed,
-        DealerCardDealt,
+    play = frozenset(
+        (
+            DealerPeeked,
+            TurnStarted,
+            PlayerCardDealt,
+            PlayerStood,
+            HoleCardRevealed,
+            DealerCardDealt,
+        )
     )
     # An empty hand's cards and positions, and its hard total, ace, split, split aces and
     # doubled flags (Hand's fields 0-1 and 3-7), as every hand is before its first card.
