@@ -638,9 +638,27 @@ def fold_opening(
             or second.hand != 0
         ):
             return None
-        empty = tuple.__new__(Hand, ((), (), bet.amount, 0, False, False, False, False, OPEN))
-        hand = _two_cards(empty, first, second)
-        boxes.append(tuple.__new__(Box, (player_id, box_no, bet.amount, (hand,), 0, INS_NONE)))
+        # _two_cards on the bet's empty hand (stake the bet, not doubled, open), inlined
+        amount = bet.amount
+        a = CARD_POINTS[first.card]
+        b = CARD_POINTS[second.card]
+        hard = a + b
+        has_ace = a == 1 or b == 1
+        hand = tuple.__new__(
+            Hand,
+            (
+                (first.card, second.card),
+                (first.position, second.position),
+                amount,
+                hard,
+                has_ace,
+                False,
+                False,
+                False,
+                BLACKJACK if has_ace and hard == 11 else OPEN,
+            ),
+        )
+        boxes.append(tuple.__new__(Box, (player_id, box_no, amount, (hand,), 0, INS_NONE)))
     dealer = s.dealer
     if width > n:
         if (
