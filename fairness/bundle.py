@@ -64,11 +64,14 @@ def _json_type(depth: int) -> Any:
 _FAST = _msgspec.json.Decoder(_json_type(_FAST_DEPTH)).decode if _msgspec is not None else None
 
 
-def parse_line(text: str) -> Any:
-    """Parse one bundle line (ValueError if it is not JSON or holds a float, NaN or Infinity)."""
+def parse_line(text: str | bytes) -> Any:
+    """Parse one bundle line, text or UTF-8 bytes (ValueError if it is not JSON, not UTF-8,
+    or holds a float, NaN or Infinity)."""
     if _FAST is not None:
         try:
             return _FAST(text)
         except Exception:  # whatever msgspec refuses, the standard library parses or refuses
             pass
+    if not isinstance(text, str):  # UnicodeDecodeError is a ValueError
+        text = bytes(text).decode("utf-8")
     return _DECODER.decode(text)

@@ -163,12 +163,13 @@ def _cards_ok(
 
 
 def verify_lines(
-    lines: Iterable[str],
+    lines: Iterable[str | bytes],
     keys: KeyRing,
     replay_check: ReplayCheck | None = None,
     first_line: int = 1,
 ) -> Iterator[RoundReport]:
-    """Verify every non-empty line of a bundle, in order."""
+    """Verify every non-empty line of a bundle (text or UTF-8 bytes), in order; a line that
+    cannot be read (not JSON, not UTF-8) fails alone, and the lines after it are verified."""
     for number, text in enumerate(lines, start=first_line):
         if not text.strip():
             continue
@@ -205,12 +206,12 @@ def _init_worker(published: dict[str, str] | None, replay: bool) -> None:
     _worker_replay = load_engine_replay() if replay else None
 
 
-def _verify_chunk(chunk: tuple[int, list[str]]) -> list[RoundReport]:
+def _verify_chunk(chunk: tuple[int, list[bytes]]) -> list[RoundReport]:
     first_line, lines = chunk
     return list(verify_lines(lines, _worker_keys, _worker_replay, first_line))
 
 
-def _chunks(source: Iterable[str]) -> Iterator[tuple[int, list[str]]]:
+def _chunks(source: Iterable[bytes]) -> Iterator[tuple[int, list[bytes]]]:
     lines = iter(source)
     first_line = 1
     while chunk := list(itertools.islice(lines, CHUNK_LINES)):
@@ -219,7 +220,7 @@ def _chunks(source: Iterable[str]) -> Iterator[tuple[int, list[str]]]:
 
 
 def _reports(
-    source: Iterable[str], keys: KeyRing, replay: bool, jobs: int
+    source: Iterable[bytes], keys: KeyRing, replay: bool, jobs: int
 ) -> Iterator[RoundReport]:
     """Reports in line order; with jobs > 1, chunks of lines are verified in worker processes."""
     if jobs <= 1:
@@ -251,7 +252,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         if args.keys:
             with open(args.keys, encoding="utf-8") as handle:
                 keys = KeyRing.from_keys_document(json.load(handle))
-        source = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")  # noqa: SIM115
+        # Bytes, each line decoded by its parse: a line that is not UTF-8 fails alone
+        # (read as text, it stopped the whole run with a traceback).
+        source = sys.stdin.buffer if args.file == "-" else open(args.file, "rb")  # noqa: SIM115
     except (OSError, ValueError, KeyError, TypeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -239,6 +239,29 @@ def test_cli_exits_1_naming_the_failure(tmp_path: Path) -> None:
     assert "2 rounds: 1 verified, 1 failed" in out.stdout
 
 
+@pytest.mark.parametrize("how", ["file", "stdin", "jobs"])
+def test_cli_a_line_that_is_not_utf8_fails_alone(tmp_path: Path, how: str) -> None:
+    """Read as text, such a line stopped the run with a traceback and no report."""
+    file = tmp_path / "b.jsonl"
+    good = [json.dumps(bundle(n)).encode() + b"\n" for n in (1, 3)]
+    file.write_bytes(good[0] + b'{"receipt": "\xff\xfe"}\n' + good[1])
+    args = {"file": [str(file)], "stdin": ["-"], "jobs": [str(file), "--jobs", "2"]}[how]
+    out = subprocess.run(
+        [sys.executable, "-m", "fairness.verify", *args, "--no-replay"],
+        input=file.read_bytes() if how == "stdin" else None, capture_output=True,
+    )  # fmt: skip
+    assert out.returncode == 1, out.stderr
+    lines = out.stdout.decode().splitlines()
+    assert lines[0].startswith("OK   line 1 round r1: ")
+    assert lines[1] == (
+        "FAIL line 2 round ?: bundle: line is not valid JSON (UnicodeDecodeError: 'utf-8' "
+        "codec can't decode byte 0xff in position 13: invalid start byte)"
+    )
+    assert lines[2].startswith("OK   line 3 round r3: ")
+    assert lines[3].startswith("3 rounds: 2 verified, 1 failed")
+    assert out.stderr == b""
+
+
 def test_cli_refuses_a_missing_file() -> None:
     assert main(["/nonexistent/bundle.jsonl"]) == 2
 
