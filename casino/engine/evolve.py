@@ -385,25 +385,7 @@ def fold_duel_opening(
     for i, e in enumerate(bets):
         if e.box != 0 or e.player_id != participants[i].player_id:  # not seat order
             return _timer(fold_closed_deal(fold_bets(s, bets), closed, cards), timer)
-        first, second = cards[i], cards[n + i]
-        a = CARD_POINTS[first.card]
-        b = CARD_POINTS[second.card]
-        hard = a + b
-        has_ace = a == 1 or b == 1
-        hand = tuple.__new__(  # as _two_cards on the bet's empty hand
-            Hand,
-            (
-                (first.card, second.card),
-                (first.position, second.position),
-                e.amount,
-                hard,
-                has_ace,
-                False,
-                False,
-                False,
-                BLACKJACK if has_ace and hard == 11 else OPEN,
-            ),
-        )
+        hand = _opening_hand(cards[i], cards[n + i], e.amount)
         boxes.append(tuple.__new__(Box, (e.player_id, 0, e.amount, (hand,), 0, INS_NONE)))
     return _set_closed_deal(
         s, DUELING, tuple(boxes), s.dealer, 2 * n, timer.deadline_ms, closed.client_material
@@ -493,6 +475,30 @@ def _two_cards(
     )
 
 
+def _opening_hand(
+    first: PlayerCardDealt | DealerCardDealt, second: PlayerCardDealt | DealerCardDealt, stake: int
+) -> Hand:
+    """_two_cards on a bet's empty hand (this stake, not doubled, open), built at once."""
+    a = CARD_POINTS[first.card]
+    b = CARD_POINTS[second.card]
+    hard = a + b
+    has_ace = a == 1 or b == 1
+    return tuple.__new__(
+        Hand,
+        (
+            (first.card, second.card),
+            (first.position, second.position),
+            stake,
+            hard,
+            has_ace,
+            False,
+            False,
+            False,
+            BLACKJACK if has_ace and hard == 11 else OPEN,
+        ),
+    )
+
+
 def _find_box_in(boxes: list[Box], player_id: str, box: int) -> int:
     for i, b in enumerate(boxes):
         if b.box == box and b.player_id == player_id:
@@ -572,11 +578,27 @@ def fold_turn_stood(
     if type(h) is not int or h < 0:  # a negative or odd index: one by one
         return None
     boxes = s.boxes
-    box = boxes[i]
+    done = _drawn_and_stood(boxes[i], h, cards, s.next_position)
+    if (
+        done is None
+        or stood.player_id != turn.player_id
+        or stood.box != turn.box
+        or stood.hand != h
+    ):
+        return None
+    box, position = done
+    return _set_turn_stood(s, PLAYING, (*boxes[:i], box, *boxes[i + 1 :]), position, -1, h, None)
+
+
+def _drawn_and_stood(
+    box: Box, h: int, cards: list[PlayerCardDealt], position: int
+) -> tuple[Box, int] | None:
+    """The box with its hand `h` dealt `cards` (each at the next shoe position, naming this
+    box and hand, leaving the hand open, as `_player_card` adds it) and then stood, and the
+    next shoe position; None when the cards are not that."""
     player_id, box_no = box.player_id, box.box
     hands = box.hands
     hand = hands[h]
-    position = s.next_position
     for e in cards:
         if e.position != position or player_id != e.player_id or box_no != e.box or e.hand != h:
             return None
@@ -584,11 +606,8 @@ def fold_turn_stood(
         if hand.status != OPEN:
             return None
         position = e.position + 1
-    if stood.player_id != turn.player_id or stood.box != turn.box or stood.hand != h:
-        return None
     hand = tuple.__new__(Hand, (*hand[:-1], STOOD))  # status is the last field
-    box = tuple.__new__(Box, (*box[:3], (*hands[:h], hand, *hands[h + 1 :]), *box[4:]))
-    return _set_turn_stood(s, PLAYING, (*boxes[:i], box, *boxes[i + 1 :]), position, -1, h, None)
+    return tuple.__new__(Box, (*box[:3], (*hands[:h], hand, *hands[h + 1 :]), *box[4:])), position
 
 
 def fold_opening(
@@ -638,26 +657,8 @@ def fold_opening(
             or second.hand != 0
         ):
             return None
-        # _two_cards on the bet's empty hand (stake the bet, not doubled, open), inlined
         amount = bet.amount
-        a = CARD_POINTS[first.card]
-        b = CARD_POINTS[second.card]
-        hard = a + b
-        has_ace = a == 1 or b == 1
-        hand = tuple.__new__(
-            Hand,
-            (
-                (first.card, second.card),
-                (first.position, second.position),
-                amount,
-                hard,
-                has_ace,
-                False,
-                False,
-                False,
-                BLACKJACK if has_ace and hard == 11 else OPEN,
-            ),
-        )
+        hand = _opening_hand(first, second, amount)
         boxes.append(tuple.__new__(Box, (player_id, box_no, amount, (hand,), 0, INS_NONE)))
     dealer = s.dealer
     if width > n:
@@ -735,29 +736,23 @@ def fold_play(s: RoundState, events: list[Any]) -> RoundState | None:
         h = started.hand
         if type(h) is not int or h < 0:
             return None
-        box = boxes[i]
-        player_id, box_no = box.player_id, box.box
-        hands = box.hands
-        hand = hands[h]
-        k += 1
-        while k < count and type(events[k]) is PlayerCardDealt:
-            e = events[k]
-            if e.position != position or player_id != e.player_id or box_no != e.box or e.hand != h:
-                return None
-            hand = _add_card(hand, e.card, e.position)
-            if hand.status != OPEN:
-                return None
-            position = e.position + 1
-            k += 1
-        if k == count or type(events[k]) is not PlayerStood:
+        end = k + 1
+        while end < count and type(events[end]) is PlayerCardDealt:
+            end += 1
+        if end == count or type(events[end]) is not PlayerStood:
             return None
-        stood = events[k]
-        if stood.player_id != started.player_id or stood.box != started.box or stood.hand != h:
+        stood = events[end]
+        done = _drawn_and_stood(boxes[i], h, events[k + 1 : end], position)
+        if (
+            done is None
+            or stood.player_id != started.player_id
+            or stood.box != started.box
+            or stood.hand != h
+        ):
             return None
-        hand = tuple.__new__(Hand, (*hand[:-1], STOOD))  # status is the last field
-        boxes[i] = tuple.__new__(Box, (*box[:3], (*hands[:h], hand, *hands[h + 1 :]), *box[4:]))
+        boxes[i], position = done
         phase, turn, turn_hand, deadline = PLAYING, -1, h, None
-        k += 1
+        k = end + 1
     if k < count and type(events[k]) is HoleCardRevealed:  # fold_hole_cards
         revealed = True
         k += 1
