@@ -169,9 +169,8 @@ def load_fold(*, runs: bool = False) -> Fold | None:
     the bets as above, and BettingClosed with the first deal by `fold_closed_deal`); a banked
     round's play from DealerPeeked or the first TurnStarted to the dealer's last card by
     `fold_play` (else as follows); a turn (TurnStarted, the player's cards, PlayerStood) by
-    `fold_turn_stood`; the hole card and
-    the dealer's cards by `fold_hole_cards`; RoundSettled and ServerSeedRevealed by
-    `fold_settled_seed`.
+    `fold_turn_stood`; the hole card and the dealer's cards by `fold_hole_cards`;
+    RoundSettled and ServerSeedRevealed by `fold_settled_seed`.
     """
     try:
         from casino.engine.decider import evolve
