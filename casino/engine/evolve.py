@@ -574,28 +574,26 @@ def fold_turn_stood(
     tests/fairness/test_replay_runs.py holds the states equal.
     """
     i = _find_box(s, turn.player_id, turn.box)
-    h = turn.hand
-    if type(h) is not int or h < 0:  # a negative or odd index: one by one
-        return None
     boxes = s.boxes
-    done = _drawn_and_stood(boxes[i], h, cards, s.next_position)
-    if (
-        done is None
-        or stood.player_id != turn.player_id
-        or stood.box != turn.box
-        or stood.hand != h
-    ):
+    done = _drawn_and_stood(boxes[i], turn, cards, stood, s.next_position)
+    if done is None:
         return None
     box, position = done
-    return _set_turn_stood(s, PLAYING, (*boxes[:i], box, *boxes[i + 1 :]), position, -1, h, None)
+    return _set_turn_stood(
+        s, PLAYING, (*boxes[:i], box, *boxes[i + 1 :]), position, -1, turn.hand, None
+    )
 
 
 def _drawn_and_stood(
-    box: Box, h: int, cards: list[PlayerCardDealt], position: int
+    box: Box, turn: TurnStarted, cards: list[PlayerCardDealt], stood: PlayerStood, position: int
 ) -> tuple[Box, int] | None:
-    """The box with its hand `h` dealt `cards` (each at the next shoe position, naming this
-    box and hand, leaving the hand open, as `_player_card` adds it) and then stood, and the
-    next shoe position; None when the cards are not that."""
+    """The turn's box (`box`) with the turn's hand dealt `cards` (each at the next shoe
+    position, naming this box and hand, leaving the hand open, as `_player_card` adds it)
+    and stood by `stood` (naming the turn's player, box and hand), and the next shoe
+    position; None when the events are not that."""
+    h = turn.hand
+    if type(h) is not int or h < 0:  # a negative or odd index: one by one
+        return None
     player_id, box_no = box.player_id, box.box
     hands = box.hands
     hand = hands[h]
@@ -606,6 +604,8 @@ def _drawn_and_stood(
         if hand.status != OPEN:
             return None
         position = e.position + 1
+    if stood.player_id != turn.player_id or stood.box != turn.box or stood.hand != h:
+        return None
     hand = tuple.__new__(Hand, (*hand[:-1], STOOD))  # status is the last field
     return tuple.__new__(Box, (*box[:3], (*hands[:h], hand, *hands[h + 1 :]), *box[4:])), position
 
@@ -733,25 +733,16 @@ def fold_play(s: RoundState, events: list[Any]) -> RoundState | None:
     while k < count and type(events[k]) is TurnStarted:  # fold_turn_stood, on the boxes so far
         started = events[k]
         i = _find_box_in(boxes, started.player_id, started.box)
-        h = started.hand
-        if type(h) is not int or h < 0:
-            return None
         end = k + 1
         while end < count and type(events[end]) is PlayerCardDealt:
             end += 1
         if end == count or type(events[end]) is not PlayerStood:
             return None
-        stood = events[end]
-        done = _drawn_and_stood(boxes[i], h, events[k + 1 : end], position)
-        if (
-            done is None
-            or stood.player_id != started.player_id
-            or stood.box != started.box
-            or stood.hand != h
-        ):
+        done = _drawn_and_stood(boxes[i], started, events[k + 1 : end], events[end], position)
+        if done is None:
             return None
         boxes[i], position = done
-        phase, turn, turn_hand, deadline = PLAYING, -1, h, None
+        phase, turn, turn_hand, deadline = PLAYING, -1, started.hand, None
         k = end + 1
     if k < count and type(events[k]) is HoleCardRevealed:  # fold_hole_cards
         revealed = True
