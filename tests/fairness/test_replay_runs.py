@@ -210,6 +210,20 @@ _FIELDS: dict[type[Any], tuple[str, ...]] = {
 _VALUES = (0, 1, 2, -1, True, False, "0", "a", "b", "nobody", "AS", "KD", "ZZ", "5H", None)
 
 
+def _moved(objects: list[Any], index: int, how: str) -> bool:
+    """Drop, repeat or swap (with the next) the event at `index`, as `how` says; whether it
+    did (a swap needs a next event)."""
+    if how == "drop":
+        del objects[index]
+    elif how == "repeat":
+        objects.insert(index, objects[index])
+    elif how == "swap" and index + 1 < len(objects):
+        objects[index], objects[index + 1] = objects[index + 1], objects[index]
+    else:
+        return False
+    return True
+
+
 @st.composite
 def _tampered(draw: st.DrawFn) -> list[Any]:
     """A sample round with one of its turns changed: a field of one of its events, an event
@@ -229,12 +243,8 @@ def _tampered(draw: st.DrawFn) -> list[Any]:
         objects[index] = dataclasses.replace(
             event, position=event.position + draw(st.sampled_from([-1, 1]))
         )
-    elif how == "drop":
-        del objects[index]
-    elif how == "repeat":
-        objects.insert(index, event)
-    elif how == "swap" and index + 1 < len(objects):
-        objects[index], objects[index + 1] = objects[index + 1], objects[index]
+    elif _moved(objects, index, how):
+        pass
     else:  # an event of another round's turn
         other, _ = draw(st.sampled_from([r for r in ROUNDS if _turns(r[0])]))
         o_start, o_end = draw(st.sampled_from(_turns(other)))
@@ -259,12 +269,8 @@ def _tampered_anywhere(draw: st.DrawFn) -> list[Any]:
         if isinstance(getattr(event, name), int) and not isinstance(value, str):
             value = draw(st.sampled_from([value, getattr(event, name) + 1]))
         objects[index] = dataclasses.replace(event, **{name: value})
-    elif how == "drop":
-        del objects[index]
-    elif how == "repeat":
-        objects.insert(index, event)
-    elif how == "swap" and index + 1 < len(objects):
-        objects[index], objects[index + 1] = objects[index + 1], objects[index]
+    elif _moved(objects, index, how):
+        pass
     else:
         other, _ = draw(st.sampled_from(ROUNDS))
         objects.insert(index, draw(st.sampled_from(other)))
