@@ -269,6 +269,11 @@ def load_fold(*, runs: bool = False) -> Fold | None:
                 return False
         return True
 
+    def refusal(objects: Sequence[Any], states: list[Any], exc: Exception) -> str:
+        """The failure for the event after the last state folded (the one refused)."""
+        index = len(states) - 1
+        return f"replay: the rule engine refuses version {index + 1} ({objects[index].type}): {exc}"
+
     def fold(objects: Sequence[Any]) -> tuple[list[Any], list[str]]:
         states: list[Any] = [None]
         keep = states.append
@@ -309,9 +314,7 @@ def load_fold(*, runs: bool = False) -> Fold | None:
                     keep(HANDLERS[kind](states[-1], event))
                 i = end
         except Exception as exc:  # any refusal means the events are not a legal round
-            index = len(states) - 1
-            where = f"version {index + 1} ({objects[index].type})"
-            return states, [f"replay: the rule engine refuses {where}: {exc}"]
+            return states, [refusal(objects, states, exc)]
         return states, []
 
     def fold_runs(objects: Sequence[Any]) -> tuple[list[Any], list[str]]:
@@ -406,9 +409,7 @@ def load_fold(*, runs: bool = False) -> Fold | None:
                     keep(state)
                 i = end
         except Exception as exc:  # any refusal means the events are not a legal round
-            index = len(states) - 1
-            where = f"version {index + 1} ({objects[index].type})"
-            return states, [f"replay: the rule engine refuses {where}: {exc}"]
+            return states, [refusal(objects, states, exc)]
         return states, []
 
     return fold_runs if runs else fold
