@@ -235,6 +235,23 @@ def login(url: str, user: Any) -> Client:
     return Client(url, Token.objects.get_or_create(user=user)[0].key)
 
 
+def deal_an_open_round(deal: Any) -> tuple[str, list[str]]:
+    """Deal until a round is left open; its id, and the rounds the deal itself ended.
+
+    The fair shoe is random here: a round the deal already ended (a blackjack, the dealer's
+    peek) has nothing left to go on while a service is down, so the test deals again.
+    `deal(key)` posts one deal with that idempotency key and returns the response.
+    """
+    ended: list[str] = []
+    for attempt in range(10):
+        dealt = deal(f"deal-{attempt}")
+        assert dealt.status_code == 200, dealt.text
+        if dealt.json()["status"] == "open":
+            return str(dealt.json()["round_id"]), ended
+        ended.append(str(dealt.json()["round_id"]))
+    raise AssertionError("ten rounds in a row ended at the deal")
+
+
 @contextlib.contextmanager
 def following(url: str, table: int, token: str) -> Iterator[Feed]:
     """Run a client Feed on its own event loop thread (the test thread stays sync, for the ORM)."""

@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import ROOT, base_env, free_port, manage
-from tests.faults.conftest import Services, following, wait_until
+from tests.faults.conftest import Services, deal_an_open_round, following, wait_until
 
 SETUP = """
 from django.contrib.auth import get_user_model
@@ -90,24 +90,14 @@ def test_the_client_reconnects_after_a_server_restart_and_resumes_what_it_missed
     try:
         proc, url = running.server(port=port)
         with following(url, int(table), token) as feed:
-            # The fair shoe is random here: a round the deal already ended (a blackjack, the
-            # dealer's peek) has nothing left to go on while the server is down; deal again.
-            for attempt in range(10):
-                dealt = httpx.post(
+            first, _ = deal_an_open_round(
+                lambda key: httpx.post(
                     f"{url}/api/tables/{table}/deal/",
                     json={"bets": ["1"]},
-                    headers={
-                        "Authorization": f"Token {token}",
-                        "Idempotency-Key": f"deal-{attempt}",
-                    },
+                    headers={"Authorization": f"Token {token}", "Idempotency-Key": key},
                     timeout=30,
                 )
-                assert dealt.status_code == 200, dealt.text
-                if dealt.json()["status"] == "open":
-                    break
-            else:
-                pytest.fail("ten rounds in a row ended at the deal")
-            first = dealt.json()["round_id"]
+            )
             live = versions(url, token, first)
             wait_until(lambda: set(got(feed, first)) == live, 30, "the deal arrives live")
 

@@ -30,6 +30,7 @@ from tests.faults.conftest import (
     OwnRedis,
     Services,
     assert_consistent,
+    deal_an_open_round,
     following,
     login,
     wait_until,
@@ -76,10 +77,10 @@ def test_a_redis_restart_drops_the_sockets_and_the_client_resumes_every_version(
     token = client.http.headers["Authorization"].split()[1]
 
     with following(url, table, token) as feed:
-        first = client.post(f"/api/tables/{table}/deal/", {"bets": ["1"]}, key="deal-1")
-        assert first.status_code == 200, first.text
-        r1 = first.json()["round_id"]
-        wait_until(lambda: caught_up(feed, [r1]), 30, "the deal arrives live")
+        r1, ended = deal_an_open_round(
+            lambda key: client.post(f"/api/tables/{table}/deal/", {"bets": ["1"]}, key=key)
+        )
+        wait_until(lambda: caught_up(feed, [*ended, r1]), 30, "the deal arrives live")
         live_r1 = max(stored_versions(r1))
 
         own_redis.kill()
@@ -103,13 +104,13 @@ def test_a_redis_restart_drops_the_sockets_and_the_client_resumes_every_version(
         # server, so r2 ends unseen. The next round's first message (live, over HTTP) makes
         # the client ask for r2 again, since it last saw r2 in play.
         finish_by_its_timers(r2)
-        third = client.post(f"/api/tables/{table}/deal/", {"bets": ["1"]}, key="deal-3")
+        third = client.post(f"/api/tables/{table}/deal/", {"bets": ["1"]}, key="deal-last")
         assert third.status_code == 200, third.text
         r3 = third.json()["round_id"]
         wait_until(lambda: caught_up(feed, [r1, r2, r3]), 30, "play after the restart arrives")
 
     rounds = list(Round.objects.filter(table_id=table).values_list("id", flat=True))
-    assert sorted(rounds) == sorted([r1, r2, r3])
+    assert sorted(rounds) == sorted([*ended, r1, r2, r3])
     for round_id in rounds:  # every version of every round, received, none twice as new
         got = [v for r, f, t in feed.received if r == round_id for v in range(f, t + 1)]
         assert set(got) == stored_versions(round_id) and len(got) == len(set(got)), got
