@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -15,30 +13,8 @@ from casino.dashboard.roles import sync_role_groups
 from casino.engine.commands import PlaceBet
 from casino.engine.rules import USDC
 from casino.models import Round
+from tests.chromium import chromium_page
 from tests.dashboard.conftest import OPEN_HAND, available, make_player, make_staff, make_table
-
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
-]  # fmt: skip
-
-
-@contextmanager
-def chromium_page() -> Iterator[Any]:
-    """A page in the system Chromium. Its sync API runs an event loop in this thread, so the
-    test sets up its data before entering and checks the database after leaving."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS, headless=True
-        )
-        page = browser.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        yield page
-        browser.close()
-        assert errors == []
 
 
 @pytest.mark.browser

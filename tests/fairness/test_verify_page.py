@@ -12,12 +12,8 @@ from django.test import Client
 
 from fairness.models import RoundProof
 from fairness.shoe import shoe_cards
+from tests.chromium import chromium_page
 from tests.fairness.factories import round_play
-
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
-]  # fmt: skip
 
 
 @pytest.mark.django_db
@@ -44,20 +40,10 @@ def tamper(proof: RoundProof) -> str:
 
 @pytest.fixture
 def browser_page(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
     # Playwright's sync API runs an event loop in this thread; the ORM is not used meanwhile.
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS, headless=True
-        )
-        page = browser.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
+    with chromium_page() as page:
         yield page
-        browser.close()
-        assert errors == []
 
 
 def verify_round_in_page(page: Any, base_url: str, round_id: str) -> tuple[str, str, list[str]]:
