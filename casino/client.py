@@ -263,10 +263,16 @@ async def play_round(players: list[Player], table_id: int, rules: RuleSet, bets:
         round_id = None
         waited = time.monotonic() + LOBBY_WAIT_S
         while round_id is None:  # full table: at once; otherwise when the lobby timer ends
-            round_id = (await players[0].ok("GET", f"/api/tables/{table_id}/"))["open_round"]
+            table = await players[0].ok("GET", f"/api/tables/{table_id}/")
+            round_id = table["open_round"]
             if round_id is None:
                 if time.monotonic() > waited:
-                    raise ClientError("the duel did not start after the lobby timer")
+                    ready = [s["user_id"] for s in table["seated"] if s["ready"]]
+                    raise ClientError(
+                        f"the duel did not start after the lobby timer (table {table_id}: "
+                        f"ready {ready}, lobby deadline {table['lobby_deadline_ms']}, "
+                        f"now {int(time.time() * 1000)})"
+                    )
                 await wake_or_poll(players[0], 0.5)
     else:
         round_id = ""
