@@ -7,11 +7,10 @@ seed against commitment, client material, every card against the shoe, engine re
 chain, receipt signature) and adds what needs the database: the seed against its chain's
 published terminal, and the round's ledger legs against its events.
 
-Each round's events are decoded once (`fairness.replay.load_decoders`) and re-enacted once. A
-round that re-enacts in full with no discrepancy has had its settlement replayed by that very
-re-enactment (`_settled_by_reenactment`), so it is not folded again; a round that does not is
-folded event by event, as before, and the verifier's settlement replay
-(`fairness.replay.load_folded`) runs on that fold, so its report is the same. Event hashes are
+Each round's events are decoded once (`fairness.replay.load_decoders`). A finished round gets
+the verifier's proof of play: its players' choices decided anew on the fair shoe rebuilt
+from its revealed seed; a round still in play has its choices so far decided anew on the
+recorded cards. Event hashes are
 recomputed over the canonical JSON of each stored body (`fairness.hashchain`), never taken on
 trust from the stored row.
 """
@@ -27,7 +26,8 @@ from typing import Any, NamedTuple
 
 from django.db import connections
 
-from casino.engine.audit import reenact_states
+from casino.engine.audit import reenact
+from casino.engine.events import RoundOpened
 from casino.eventstore.models import StoredEvent, format_recorded_at
 from casino.eventstore.rows import decode_json_page
 from casino.models import Round, RoundStatus
@@ -35,7 +35,7 @@ from casino.roundmoney import recorded_nets_many, round_legs_problems
 from fairness.canonical import canonical_json
 from fairness.chain import hash_seed
 from fairness.models import RoundProof, SeedChain, SigningKey
-from fairness.replay import Decoders, FoldedCheck, load_decoders, load_folded
+from fairness.replay import DecodedCheck, Decoders, load_decoded, load_decoders
 from fairness.verify import KeyRing, verify_round
 
 AUDIT_CHUNK = 500  # rounds read per batch of queries
@@ -227,27 +227,15 @@ class ChainWalker:
 
 class Checks(NamedTuple):
     """What every round's audit shares: the published keys, the seed-chain walker, the
-    engine's settlement check (None without the engine) and its event decoders."""
+    proof of play (the round decided anew on its fair shoe) and the event decoders."""
 
     keys: KeyRing
     walker: ChainWalker
-    settlement: FoldedCheck | None
+    play: DecodedCheck
     decoders: Decoders
 
 
-def _fold(events: Sequence[Any]) -> tuple[list[Any], str | None]:
-    """The state after each event (states[i] follows events[:i]); the refusal, if any."""
-    from casino.engine.decider import evolve
-
-    states: list[Any] = [None]
-    state = None
-    try:
-        for event in events:
-            state = evolve(state, event)
-            states.append(state)
-    except Exception as exc:  # a stream the engine refuses is itself the finding
-        return states, f"replay: the rule engine refuses the stream ({exc})"
-    return states, None
+_ENDS = frozenset({"RoundSettled", "RoundVoided"})
 
 
 def _decode(
@@ -257,28 +245,6 @@ def _decode(
     return [
         decoders[stored["type"]](data) for stored, data in zip(events_read, current, strict=True)
     ]
-
-
-def _settled_by_reenactment(
-    _events: Sequence[Mapping[str, Any]], _receipt: Mapping[str, Any]
-) -> list[str]:
-    """The settlement replay (fairness-v1 5, point 4) of a round that re-enacted in full with
-    no discrepancy: nothing left to find.
-
-    The verifier's replay (`fairness.replay.load_folded`) recomputes each RoundSettled (with a
-    duel's CardsRevealed before it) by `casino.engine.decider.settle` from the fold of the
-    events before it, and each RoundVoided by `decide(VoidRound)` from the fold before it. The
-    re-enactment already made those very events: the decision that ended the round was
-    stepped from the state the recorded events before it fold to (`step` returns exactly that
-    fold), and within that step the engine settled (`banked.settle` / `duel.finish_if_done`,
-    the code `settle` runs) or voided from the fold of the events it had made so far, which
-    equal the recorded ones, at the recorded time; and the events it made equal the recorded
-    ones, one for one. So the replay's recomputation is the re-enactment's own and agrees
-    (tests/casino/test_audit_reenact.py holds the two equal on played and forged rounds). A
-    round that does not re-enact in full and exactly is folded event by event and replayed
-    by the verifier's own check, as before.
-    """
-    return []
 
 
 def _audit_one(
@@ -296,50 +262,37 @@ def _audit_one(
     if not events_read:
         report.problems.append("events: the round has no events")
         return report
-    events = _decode(events_read, current, checks.decoders)  # once, for every check below
-    report.problems.extend(round_legs_problems(round_id, events, recorded))
-    # Every recorded decision and card fed back to the decider must give the same events.
-    raised: Exception | None = None
     try:
-        reenacted, boundaries = reenact_states(events)
-    except Exception as exc:  # raised below where it always was: only for a finished round
-        raised, reenacted, boundaries = exc, [], {0: None}
-    state = boundaries.get(len(events))
-    # Re-enacted in full and exactly, the re-enactment is also the settlement replay (see
-    # `_settled_by_reenactment`): the events are not folded again. Otherwise the exact fold,
-    # event by event, says where the stream goes wrong, and the verifier's replay runs on it.
-    states: list[Any] | None = None
-    if raised is not None or reenacted or state is None or not state.finished:
-        states, refused = _fold(events)
-        if refused is not None:
-            report.problems.append(refused)
-        state = states[-1] if refused is None else None
-        if state is None or not state.finished:
-            from casino.eventstore.integrity import verify_stream
-            from casino.eventstore.store import load
+        events = _decode(events_read, current, checks.decoders)  # once, for every check below
+    except (KeyError, TypeError, ValueError) as exc:  # not the engine's events: say so
+        undecoded = f"events: an event does not decode ({type(exc).__name__}: {exc})"
+        events = []
+    else:
+        undecoded = ""
+        report.problems.extend(round_legs_problems(round_id, events, recorded))
+    if not any(stored["type"] in _ENDS for stored in events_read):
+        # A round still in play: its choices so far, decided anew on the recorded cards
+        # (its seed is secret until it ends), and its hash chain.
+        from casino.eventstore.integrity import verify_stream
+        from casino.eventstore.store import load
 
-            report.problems.extend(
-                f"events: version {p.version} ({p.code}): {p.message}"
-                for p in verify_stream(load(round_id))
-            )
-            return report
-        if raised is not None:
-            raise raised
-    report.problems.extend(f"rules: {p}" for p in reenacted)
+        report.problems.extend(
+            [undecoded] if undecoded else (f"rules: {p}" for p in reenact(events))
+        )
+        report.problems.extend(
+            f"events: version {p.version} ({p.code}): {p.message}"
+            for p in verify_stream(load(round_id))
+        )
+        return report
     if proof is None:
         report.problems.append("receipt: the finished round has no signed receipt")
         return report
-    # The verifier re-checks the hash chain (prev_hash links included), the seed, the cards,
-    # the replay and the signature, on the events exactly as read.
-    settlement = checks.settlement
-    replay = None
-    if states is None:
-        replay = _settled_by_reenactment
-    elif settlement is not None:
-        folded = states
+    # The verifier checks the hash chain (prev_hash links included), the seed, the cards, the
+    # proof of play and the signature, on the events exactly as read.
+    play = checks.play
 
-        def replay(_events: Sequence[Mapping[str, Any]], _receipt: Mapping[str, Any]) -> list[str]:
-            return settlement(events, folded)
+    def decided(_events: Sequence[Mapping[str, Any]], receipt: Mapping[str, Any]) -> list[str]:
+        return [undecoded] if undecoded else play(events, receipt)
 
     line: dict[str, Any] = {
         "format": "fairness-v1-bundle",
@@ -354,17 +307,15 @@ def _audit_one(
     verified = verify_round(
         line,
         checks.keys,
-        replay_check=replay,
+        replay_check=decided,
         float_free=receipts_float_free and float_free,
         events_float_free=float_free,
     )
     report.cards = verified.cards
     report.problems.extend(verified.failures)
-    seed = proof.receipt.get("server_seed")
-    if isinstance(seed, str):
-        report.problems.extend(
-            checks.walker.problems(state.opened.chain_id, state.opened.nonce, seed)
-        )
+    seed, opened = proof.receipt.get("server_seed"), events[0] if events else None
+    if isinstance(seed, str) and isinstance(opened, RoundOpened):
+        report.problems.extend(checks.walker.problems(opened.chain_id, opened.nonce, seed))
     return report
 
 
@@ -389,8 +340,9 @@ def audit(
     """
     keys, walker = checks
     decoders = load_decoders()
-    assert decoders is not None  # the engine is part of this project
-    resolved = Checks(keys or published_keys(), walker or ChainWalker(), load_folded(), decoders)
+    play = load_decoded()
+    assert decoders is not None and play is not None  # the engine is part of this project
+    resolved = Checks(keys or published_keys(), walker or ChainWalker(), play, decoders)
     reports: list[RoundAudit] = []
     # The cyclic garbage collector is paused while a chunk is audited: a chunk makes tens of
     # thousands of short-lived, acyclic objects, and the full collections they trigger walk

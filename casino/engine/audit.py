@@ -1,17 +1,23 @@
-"""Re-enactment: the strongest replay check an auditor can run on a round's events.
+"""Proof of play: the round re-decided from the players' choices.
 
-`evolve` only folds facts. `reenact` re-derives them: it reads the players' decisions out of
-the recorded events (a bet, an insurance answer, a hit, a stand, a double, a split, a void,
-a timeout), feeds them to the decider at the recorded times with the recorded cards, and
-requires the decider to produce exactly the recorded events, one for one. So a dealer who
-drew on 18, a wrong payout, a missing peek or a timeout before its deadline all show up.
-Whether each card is the fair shoe's card is fairness/verify.py's job (fairness-v1 5.3).
+`evolve` only folds facts. `reenact` re-derives them: it reads the players' choices out of
+the recorded events (a bet, an insurance or even-money answer, a hit, a stand, a double, a
+split, a void, a seed reveal, and a timeout at its recorded time), feeds them to the
+decider at the times the record implies, with the cards of the round's shoe, and requires
+the decider to produce exactly the recorded events, one for one, field for field. Every
+event the rules force (each dealer card, the peek, the hole card, an automatic stand, a
+bust's end of turn, the next turn, a duel's reveal, the settlement and its fee, a void's
+refunds) is derived, never read; so a dealer who drew on 17, a card dealt to a bust hand, a
+missing turn or a wrong payout all show up, named by version with the recorded and the
+derived event. `fairness.replay` runs it with the fair shoe rebuilt from the revealed seed;
+the server's audit runs it on rounds still in play with the recorded cards.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from casino.engine.commands import (
     Command,
@@ -28,17 +34,19 @@ from casino.engine.commands import (
     Timeout,
     VoidRound,
 )
-from casino.engine.decider import step
+from casino.engine.decider import evolve, step
 from casino.engine.errors import DomainError
 from casino.engine.events import (
     BetPlaced,
     BettingClosed,
     DealerCardDealt,
+    DealerPeeked,
     DuelTimerStarted,
     EvenMoneyTaken,
     Event,
     HandDoubled,
     HandSplit,
+    HoleCardRevealed,
     InsuranceDeclined,
     InsuranceOffered,
     InsuranceTaken,
@@ -49,9 +57,11 @@ from casino.engine.events import (
     RoundVoided,
     ServerSeedRevealed,
     TurnStarted,
+    event_to_dict,
 )
-from casino.engine.rules import RULESETS, RuleSet
-from casino.engine.state import BETTING, RoundState
+from casino.engine.rules import DUEL, RULESETS, RuleSet
+from casino.engine.shoe import Shoe
+from casino.engine.state import BETTING, BUST, OPEN, RoundState
 
 
 class _RecordedShoe:
@@ -186,88 +196,208 @@ def _time_guess(events: Sequence[Event], i: int, rules: RuleSet) -> tuple[int, i
     return None
 
 
-def reenact(events: Sequence[Event]) -> list[str]:
+def reenact(events: Sequence[Event], shoe: Shoe | None = None) -> list[str]:
     """Discrepancies between the recorded events and what the rules make of the same
-    decisions and cards (empty list: the round is exactly what the rules say)."""
-    return reenact_states(events)[0]
+    decisions (empty list: the round is exactly what the rules say). `shoe` deals the cards
+    (the round's fair shoe, rebuilt from its revealed seed); None deals the recorded cards."""
+    return reenact_states(events, shoe)[0]
 
 
 def reenact_states(
-    events: Sequence[Event],
+    events: Sequence[Event], shoe: Shoe | None = None
 ) -> tuple[list[str], dict[int, RoundState | None]]:
     """`reenact`, and the state after events[:k] at every k where a decision's events end
     (0 included; the last k is len(events) when the round re-enacts in full): `step` returns
     the fold of the events it makes, so these are the states `evolve` folds to there."""
     boundaries: dict[int, RoundState | None] = {0: None}
     if not events or not isinstance(events[0], RoundOpened):
-        return ["the round does not start with RoundOpened"], boundaries
+        return ["version 1: the round does not start with RoundOpened"], boundaries
     opened = events[0]
     rules = RULESETS.get(opened.ruleset)
     if rules is None:
-        return [f"unknown rule set {opened.ruleset!r}"], boundaries
+        return [f"version 1: unknown rule set {opened.ruleset!r}"], boundaries
     if rules.version_hash != opened.ruleset_hash:
         return [
-            f"rule set hash {opened.ruleset_hash} is not {opened.ruleset} {rules.version_hash}"
+            f"version 1: rule set hash {opened.ruleset_hash} is not "
+            f"{opened.ruleset} {rules.version_hash}"
         ], boundaries
-    problems = _reenact(list(events), rules, opened.opened_at_ms, boundaries)
+    events = list(events)
+    problems = _reenact(
+        events, rules, opened.opened_at_ms, boundaries, shoe or _RecordedShoe(events)
+    )
     return problems, boundaries
 
 
 def _reenact(
-    events: list[Event], rules: RuleSet, now: int, boundaries: dict[int, RoundState | None]
+    events: list[Event],
+    rules: RuleSet,
+    now: int,
+    boundaries: dict[int, RoundState | None],
+    shoe: Any,
 ) -> list[str]:
-    shoe = _RecordedShoe(events)
     state: RoundState | None = None
     i = 0
     count = len(events)
     while i < count:
         command = _command(events, i, state)
         if command is None:
-            return [f"event {i + 1} ({events[i].type}) follows from no decision"]
+            return [_no_decision(events, i, state)]
+        start = now
         if command is _TIMEOUT and state is not None and state.deadline_ms is not None:
-            now = max(now, state.deadline_ms)
+            start = max(now, state.deadline_ms)
         # The one-step path: the command at the time the record's next timed event implies
-        # (or at `now` when none follows). Taken only when it reproduces the record and its
-        # own timed event implies that same time (or it has none and ran at `now`): exactly
-        # where the two-step path below lands, which runs in every other case.
+        # (or at `start` when none follows). Taken only when it reproduces the record and its
+        # own timed event implies that same time (or it has none and ran at `start`), and
+        # time does not run backwards: exactly where the two-step path below lands, which
+        # runs in every other case and names what differs.
         guess = _time_guess(events, i, rules)
-        at = now if guess is None else guess[0]
-        try:
-            produced, after = step(state, command, at, shoe)
-        except Exception:  # whatever the guess met, the two-step path below says it exactly
-            produced = []
-        length = len(produced)
-        recorded = events[i : i + length]
-        if length and produced == recorded:
-            if guess is not None and guess[1] < i + length:
-                # The guess's timed event is among the events reproduced, and no timed event
-                # comes before it from i on: it is the one _implied_now would read (equal
-                # events have the same types), so the implied time is the guess itself.
-                implied: int | None = at
-            else:
-                implied = _implied_now(produced, recorded, rules)
-            if implied == at or (implied is None and at == now):
-                now, state, i = at, after, i + length
-                boundaries[i] = state
-                continue
-        where = f"event {i + 1} ({events[i].type})"
-        try:
-            produced, after = step(state, command, now, shoe)
-            implied = _implied_now(produced, events[i:], rules)
-            if implied is not None and implied != now:
-                now = implied
-                produced, after = step(state, command, now, shoe)
-        except DomainError as err:
-            return [
-                f"{where}: the rules refuse {type(command).__name__} ({err.code}: {err.message})"
-            ]
-        recorded = list(events[i : i + len(produced)])
-        if not produced or produced != recorded:
-            for n, (made, e) in enumerate(zip(produced, recorded, strict=False)):
-                if made != e:
-                    return [f"event {i + n + 1}: the rules make {made}, the record says {e}"]
-            return [f"{where}: the rules make {len(produced)} events here, the record differs"]
-        state = after
-        i += len(produced)
+        at = start if guess is None else guess[0]
+        if at >= now:
+            try:
+                produced, after = step(state, command, at, shoe)
+            except Exception:  # whatever the guess met, the two-step path says it exactly
+                produced = []
+            length = len(produced)
+            if length and produced == events[i : i + length]:
+                if guess is not None and guess[1] < i + length:
+                    # The guess's timed event is among the events reproduced, and no timed
+                    # event comes before it from i on: it is the one _implied_now would read
+                    # (equal events have the same types), so the implied time is the guess.
+                    implied: int | None = at
+                else:
+                    implied = _implied_now(produced, events[i:], rules)
+                if implied == at or (implied is None and at == start):
+                    now, state, i = at, after, i + length
+                    boundaries[i] = state
+                    continue
+        problem = _two_step(events, i, state, command, start, now, rules, shoe)
+        if isinstance(problem, str):
+            return [problem]
+        now, state, length = problem
+        i += length
         boundaries[i] = state
     return []
+
+
+def _two_step(
+    events: list[Event],
+    i: int,
+    state: RoundState | None,
+    command: Command,
+    start: int,
+    now: int,
+    rules: RuleSet,
+    shoe: Any,
+) -> str | tuple[int, RoundState, int]:
+    """The command stepped at `start`, then again at the time the recorded events imply
+    when that differs: (time, state after, events made) when the record is reproduced,
+    else the discrepancy in words."""
+    where = f"version {i + 1} ({_show(events[i])})"
+    try:
+        produced, after = step(state, command, start, shoe)
+        at = start
+        implied = _implied_now(produced, events[i:], rules)
+        if implied is not None and implied != start:
+            if implied < now:
+                return (
+                    f"{where}: time runs backwards: the record implies {_name(command)} "
+                    f"at {implied} ms, after an earlier decision at {now} ms"
+                )
+            at = implied
+            produced, after = step(state, command, at, shoe)
+    except DomainError as err:
+        return f"{where}: the rules refuse {_name(command)} here ({err.code}: {err.message})"
+    recorded = events[i : i + len(produced)]
+    for n, made in enumerate(produced):
+        if n >= len(recorded):
+            return (
+                f"version {i + n + 1}: the record ends, the rules derive {_show(made)}"
+                f"{_rule(state, produced[:n], made, None)}"
+            )
+        if made != recorded[n]:
+            return (
+                f"version {i + n + 1}: recorded {_show(recorded[n])}, the rules derive "
+                f"{_show(made)}{_rule(state, produced[:n], made, recorded[n])}"
+            )
+    if not produced:
+        return f"{where}: the rules derive no event from {_name(command)} at {at} ms"
+    return at, after, len(produced)
+
+
+def _name(command: Command) -> str:
+    player = getattr(command, "player_id", None)
+    return type(command).__name__ + (f" by {player}" if player is not None else "")
+
+
+def _show(event: Event) -> str:
+    """An event as the verifier prints it: its type and its data as compact JSON."""
+    data = event_to_dict(event)
+    del data["type"]
+    return f"{event.type} {json.dumps(data, separators=(',', ':'), sort_keys=True)}"
+
+
+def _no_decision(events: list[Event], i: int, state: RoundState | None) -> str:
+    e = events[i]
+    return (
+        f"version {i + 1}: recorded {_show(e)}, which no player's choice makes here and the "
+        f"rules do not derive{_rule(state, [], None, e)}"
+    )
+
+
+def _difference(recorded: Any, derived: Any, path: str = "") -> str:
+    """The first field where two JSON values differ: "hands[0].gross_return: recorded 5,
+    derived 3"."""
+    if isinstance(recorded, dict) and isinstance(derived, dict):
+        for key in sorted(set(recorded) | set(derived)):
+            if recorded.get(key) != derived.get(key):
+                return _difference(recorded.get(key), derived.get(key), f"{path}.{key}")
+    if isinstance(recorded, list) and isinstance(derived, list) and len(recorded) == len(derived):
+        for n, (a, b) in enumerate(zip(recorded, derived, strict=True)):
+            if a != b:
+                return _difference(a, b, f"{path}[{n}]")
+    return f"{path.lstrip('.') or 'value'}: recorded {recorded!r}, derived {derived!r}"
+
+
+def _rule(
+    state: RoundState | None, made_before: Sequence[Event], made: Event | None, recorded: Any
+) -> str:
+    """The rule the difference breaks, in words, where one can be named (else "")."""
+    if state is None:
+        return ""
+    s = state
+    for e in made_before:
+        s = evolve(s, e)
+    dealer = s.dealer
+    kind = type(made)
+    if kind is HoleCardRevealed:
+        return " (the hole card is turned over before the dealer draws)"
+    if kind is DealerPeeked:
+        return " (the dealer peeks for blackjack here)"
+    if kind is TurnStarted:
+        return f" (the turn of {made.player_id} box {made.box} hand {made.hand} starts here)"  # type: ignore[union-attr]
+    if kind is DealerCardDealt and type(recorded) is not DealerCardDealt:
+        return f" (the dealer draws on {dealer.total})"
+    if kind is PlayerStood and not made.auto:  # type: ignore[union-attr]
+        return " (a hand that reaches 21 stands)"
+    if made is not None and kind is type(recorded):
+        what = "the settlement" if kind is RoundSettled else "the fields"
+        recorded_data = event_to_dict(cast(Event, recorded))
+        return f" ({what} differs: {_difference(recorded_data, event_to_dict(made))})"
+    recorded_kind = type(recorded)
+    if recorded_kind is DealerCardDealt:
+        if s.rules.kind == DUEL:
+            return " (a duel has no dealer)"
+        if not s.revealed:
+            return " (the dealer draws only after the hole card is turned over)"
+        if dealer.total >= 17:
+            return f" (the dealer stands on {dealer.total})"
+        return ""
+    if recorded_kind is PlayerCardDealt:
+        index = s.box_index(recorded.player_id, recorded.box)
+        if index >= 0 and recorded.hand < len(s.boxes[index].hands):
+            hand = s.boxes[index].hands[recorded.hand]
+            if hand.status == BUST:
+                return f" (the hand is bust at {hand.hard}: it takes no more cards)"
+            if hand.status != OPEN:
+                return f" (the hand is {hand.status}: it takes no more cards)"
+    return ""

@@ -41,7 +41,6 @@ from casino.engine.events import (
     PlayerAmount,
     RoundOpened,
     RoundOptions,
-    RoundSettled,
     RoundVoided,
     ServerSeedRevealed,
     client_material,
@@ -51,7 +50,6 @@ from casino.engine.events import (
 from casino.engine.evolve import ReplayError, evolve, replay
 from casino.engine.rules import DUEL, RULESETS, RuleSet
 from casino.engine.run import Run, start_run
-from casino.engine.settle import banked_results
 from casino.engine.shoe import Shoe
 from casino.engine.state import BETTING, DUELING, INSURANCE, PLAYING, SETTLED, VOIDED, RoundState
 
@@ -107,30 +105,13 @@ def expire(state: RoundState | None, now_ms: int, shoe: Shoe | None) -> list[Eve
 def settle(state: RoundState, now_ms: int) -> list[Event]:
     """The settlement events the engine derives from `state` at `now_ms`, with the same code a
     live round runs: house-banked, [RoundSettled]; duel, [CardsRevealed, RoundSettled] (or []
-    while a duel hand is still open). No shoe: settling deals no card.
-
-    For the verifier (fairness/replay.py), which recomputes each recorded settlement from the
-    state just before it and compares.
-    """
+    while a duel hand is still open). No shoe: settling deals no card."""
     run = start_run(state, now_ms, None)
     if state.rules.kind == DUEL:
         duel.finish_if_done(run)
     else:
         banked.settle(run)
     return run.events
-
-
-def settlement(state: RoundState, now_ms: int) -> list[Event]:
-    """settle(state, now_ms), the same events: on a house-banked table the RoundSettled that
-    `banked.settle` emits, built here without the run that would fold it (the verifier only
-    compares it); a duel through `settle` itself. tests/fairness/test_replay_runs.py holds
-    the two equal on every state of sample and tampered rounds."""
-    if state.rules.kind == DUEL:
-        return settle(state, now_ms)
-    hands, insurance = banked_results(state)
-    dealer = state.dealer
-    total = dealer.hard + 10 if dealer.has_ace and dealer.hard <= 11 else dealer.hard
-    return [RoundSettled(hands, insurance, 0, total, now_ms)]
 
 
 def _expire(run: Run) -> None:
