@@ -7,19 +7,27 @@ custom pages live in `casino.dashboard.views`.
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Sequence
 from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.views.main import ChangeList
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.urls import URLPattern, path
+from django.utils.html import format_html
 
+from casino.dashboard import roundpage
 from casino.dashboard import views as dashboard_views
 from casino.engine.rules import RULESETS
 from casino.eventstore.models import StoredEvent
-from casino.models import Round, Table, TableStatus
+from casino.models import Round, RoundStatus, Table, TableStatus
 from ledger.money import format_amount
+
+CARD = re.compile(r"[2-9TJQKA][SHDC]")
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
@@ -170,21 +178,84 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         )
 
 
+class StoredEventChangeList(ChangeList):
+    def get_results(self, request: HttpRequest) -> None:
+        super().get_results(request)
+        self.result_list = list(self.result_list)
+        _mask(request, self.result_list)
+
+
+def _mask(request: HttpRequest, events: Sequence[StoredEvent]) -> None:
+    """Set each event's `shown_data`: its data with the cards the user may not see masked."""
+    shown = roundpage.staff_event_data(events, request.user)
+    for event in events:
+        event.shown_data = shown[event.pk]  # type: ignore[attr-defined]
+
+
 @admin.register(StoredEvent)
 class StoredEventAdmin(ReadOnlyAdmin):
-    """The event log, read-only (the database's triggers refuse UPDATE and DELETE too)."""
+    """The event log, read-only (the database's triggers refuse UPDATE and DELETE too).
 
-    list_display = ("position", "stream_id", "version", "type", "recorded_at", "hash")
+    Event data is shown only through `roundpage.staff_event_data`: the hole card and a duel's
+    hidden cards of a round not yet ended show as HIDDEN_CARD, as on the round review page,
+    and a search by card value does not find them.
+    """
+
+    list_display = ("position", "stream_id", "version", "type", "card", "recorded_at", "hash")
     list_filter = ("type",)
     search_fields = ("stream_id",)
-    readonly_fields = (
+    search_help_text = (
+        f"Round id, or a card (e.g. AS). Cards dealt face down show as {roundpage.HIDDEN_CARD} "
+        "until the round ends."
+    )
+    fields = readonly_fields = (
         "position",
         "stream_id",
         "version",
         "type",
         "schema_version",
-        "data",
+        "event_data",
         "recorded_at",
         "prev_hash",
         "hash",
     )
+
+    def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
+        return StoredEventChangeList
+
+    def get_object(
+        self, request: HttpRequest, object_id: str, from_field: str | None = None
+    ) -> StoredEvent | None:
+        event = super().get_object(request, object_id, from_field)
+        if event is not None:
+            _mask(request, [event])
+        return event
+
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet[StoredEvent], search_term: str
+    ) -> tuple[QuerySet[StoredEvent], bool]:
+        """By stream id, or by card value among the cards the user may see."""
+        results, duplicates = super().get_search_results(request, queryset, search_term)
+        term = search_term.strip().upper()
+        if CARD.fullmatch(term):
+            matches = queryset.filter(data__card=term)
+            ended = Round.objects.exclude(status=RoundStatus.OPEN).values("id")
+            live = list(matches.exclude(stream_id__in=ended))
+            shown = roundpage.staff_event_data(live, request.user)
+            hidden = [e.pk for e in live if shown[e.pk].get("card") != term]
+            results = results | matches.exclude(pk__in=hidden)
+        return results, duplicates
+
+    @admin.display(description="card")
+    def card(self, obj: StoredEvent) -> str:
+        data = getattr(obj, "shown_data", None)
+        return str(data.get("card", "")) if isinstance(data, dict) else ""
+
+    @admin.display(description="data")
+    def event_data(self, obj: StoredEvent) -> str:
+        data = getattr(obj, "shown_data", None)
+        if data is None:  # not loaded through get_object: show nothing rather than guess
+            return ""
+        return format_html(
+            "<pre>{}</pre>", json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)
+        )

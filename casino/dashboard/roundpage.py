@@ -1,15 +1,21 @@
 """What the round review page shows: live verification badges, the event timeline, money.
 
 Cards are rendered only through the engine's `view`: a timeline event shows its card only
-if that card's shoe position is visible in the staff view, so the hole card of an open round
-stays hidden unless the viewer holds `casino.view_hole_card`.
+if that card's shoe position is visible in the staff view, so the hole card and a duel's
+hidden cards of a round not yet ended stay hidden unless `casino.view_hole_card` was granted
+to the viewer (or a group of theirs) by name; being a superuser is not a grant. The event
+log's admin pages (`casino.admin.StoredEventAdmin`) mask cards with `staff_event_data`, the
+same rule.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from django.db.models import Q
 
 from casino.audit import audit_round
 from casino.engine.state import RoundState
@@ -30,6 +36,7 @@ BADGES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 # `audit_round` replays an open round too; seed, shoe and receipt need the revealed seed.
 CHECKED_WHILE_OPEN = ("hash_chain", "replay", "ledger")
 HIDDEN_CARD = "🂠"
+VIEW_HOLE = ("casino", "view_hole_card")
 
 
 @dataclass
@@ -62,6 +69,26 @@ def badges(round_id: str, state: RoundState | None) -> list[Badge]:
     return out
 
 
+def hole_card_granted(user: Any) -> bool:
+    """`casino.view_hole_card` given to this user or one of their groups by name (a superuser's
+    blanket permissions do not count: no staff page shows a hidden card by default)."""
+    from django.contrib.auth.models import Permission
+
+    if user is None or not getattr(user, "is_active", False) or user.pk is None:
+        return False
+    app_label, codename = VIEW_HOLE
+    return (
+        Permission.objects.filter(content_type__app_label=app_label, codename=codename)
+        .filter(Q(user=user) | Q(group__user=user))
+        .exists()
+    )
+
+
+def may_see_hidden_cards(user: Any, state: RoundState) -> bool:
+    """Every card shows once the round ended (its seed is public); before, only with the grant."""
+    return state.finished or hole_card_granted(user)
+
+
 def staff_view(state: RoundState, can_see_hole: bool) -> dict[str, Any]:
     return view(state, Viewer(role="staff", can_see_hole=can_see_hole))
 
@@ -88,6 +115,41 @@ def _redact(value: Any, visible: set[int]) -> Any:
     if isinstance(value, list):
         return [_redact(v, visible) for v in value]
     return value
+
+
+def _has_card(value: Any) -> bool:
+    if isinstance(value, dict):
+        return "card" in value or any(_has_card(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_card(v) for v in value)
+    return False
+
+
+def staff_event_data(events: Sequence[StoredEvent], user: Any) -> dict[int, Any]:
+    """Each event's data (by position) with the cards `user` may not see yet masked.
+
+    A round's events are masked as its review page's timeline is: through the staff `view` of
+    the round's current state. Only streams with a card whose round has not ended are loaded.
+    """
+    from casino.models import Round, RoundStatus
+    from casino.services import round_load
+
+    out = {e.pk: e.data for e in events}
+    with_cards = {e.stream_id for e in events if _has_card(e.data)}
+    if not with_cards:
+        return out
+    ended = Round.objects.filter(id__in=with_cards).exclude(status=RoundStatus.OPEN)
+    live = with_cards - set(ended.values_list("id", flat=True))
+    if not live or hole_card_granted(user):
+        return out
+    for stream_id in live:
+        _, state = round_load(round_id=stream_id)
+        # Not granted (above): every card shows only if the round has ended after all.
+        visible = visible_positions(staff_view(state, state.finished)) if state else set()
+        for event in events:
+            if event.stream_id == stream_id:
+                out[event.pk] = _redact(event.data, visible)
+    return out
 
 
 def timeline(stored: list[StoredEvent], rendered: dict[str, Any]) -> list[dict[str, Any]]:

@@ -29,7 +29,6 @@ __all__ = ["table_new_versions"]
 
 VIEW_ROUND = "casino.view_round"
 VOID_ROUND = "casino.void_round"
-VIEW_HOLE = "casino.view_hole_card"
 FLAG_ROUND = "dashboard.flag_round"
 REVIEW_ROUND = "dashboard.review_round"
 
@@ -72,8 +71,8 @@ def round_review(request: HttpRequest, round_id: str) -> HttpResponse:
     stored, state = round_load(round_id=round_id)
     if state is None:
         raise Http404("the round has no events")
-    # The hole card is secret only while the round is open; after it, the seed is public anyway.
-    can_see_hole = state.finished or request.user.has_perm(VIEW_HOLE)
+    # Hidden cards are secret only while the round is open; after it, the seed is public anyway.
+    can_see_hole = roundpage.may_see_hidden_cards(request.user, state)
     rendered = roundpage.staff_view(state, can_see_hole)
     context = _context(
         request,
