@@ -368,36 +368,43 @@ def _rule(
     for e in made_before:
         s = evolve(s, e)
     dealer = s.dealer
-    kind = type(made)
+    kind, recorded_kind = type(made), type(recorded)
+    if recorded_kind is PlayerCardDealt:
+        index = s.box_index(recorded.player_id, recorded.box)
+        if index >= 0 and 0 <= recorded.hand < len(s.boxes[index].hands):
+            hand = s.boxes[index].hands[recorded.hand]
+            if hand.status == BUST:
+                return f" (the hand is bust at {hand.hard}: it takes no more cards)"
+            if hand.status != OPEN:
+                return f" (the hand is {hand.status}: it takes no more cards)"
+    if recorded_kind is DealerCardDealt and kind is not DealerCardDealt:
+        if s.rules.kind == DUEL:
+            return " (a duel has no dealer)"
+        if s.turn >= 0:
+            return " (the dealer draws only after every hand is played)"
+        if not s.revealed and s.dealer.cards:
+            return " (the dealer draws only after the hole card is turned over)"
+        if dealer.total >= 17:
+            soft = " soft" if dealer.is_soft else ""
+            return f" (the dealer stands on{soft} {dealer.total})"
     if kind is HoleCardRevealed:
         return " (the hole card is turned over before the dealer draws)"
     if kind is DealerPeeked:
         return " (the dealer peeks for blackjack here)"
     if kind is TurnStarted:
         return f" (the turn of {made.player_id} box {made.box} hand {made.hand} starts here)"  # type: ignore[union-attr]
-    if kind is DealerCardDealt and type(recorded) is not DealerCardDealt:
+    if kind is DealerCardDealt:
         return f" (the dealer draws on {dealer.total})"
     if kind is PlayerStood and not made.auto:  # type: ignore[union-attr]
         return " (a hand that reaches 21 stands)"
-    if made is not None and kind is type(recorded):
+    if made is not None and kind is recorded_kind:
         what = "the settlement" if kind is RoundSettled else "the fields"
         recorded_data = event_to_dict(cast(Event, recorded))
         return f" ({what} differs: {_difference(recorded_data, event_to_dict(made))})"
-    recorded_kind = type(recorded)
-    if recorded_kind is DealerCardDealt:
-        if s.rules.kind == DUEL:
-            return " (a duel has no dealer)"
-        if not s.revealed:
-            return " (the dealer draws only after the hole card is turned over)"
-        if dealer.total >= 17:
-            return f" (the dealer stands on {dealer.total})"
-        return ""
-    if recorded_kind is PlayerCardDealt:
-        index = s.box_index(recorded.player_id, recorded.box)
-        if index >= 0 and recorded.hand < len(s.boxes[index].hands):
-            hand = s.boxes[index].hands[recorded.hand]
-            if hand.status == BUST:
-                return f" (the hand is bust at {hand.hard}: it takes no more cards)"
-            if hand.status != OPEN:
-                return f" (the hand is {hand.status}: it takes no more cards)"
+    if made is None and s.turn >= 0 and s.boxes:
+        box = s.boxes[s.turn]
+        return (
+            f" ({box.player_id} box {box.box} hand {s.turn_hand} is still to act: "
+            "nothing happens until that hand stands, busts or times out)"
+        )
     return ""
