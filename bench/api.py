@@ -72,13 +72,12 @@ def _prepare(players: int) -> tuple[list[str], str]:
     from rest_framework.authtoken.models import Token
 
     from casino.models import Table
-    from casino.tables import demo_table
+    from casino.tables import demo_table, table_add
     from ledger.services import wallet_deposit
 
     call_command("migrate", verbosity=0)
-    Table.objects.get_or_create(
-        name="bench anchor", defaults={"ruleset": "classic", "min_bet": 100_000, "max_bet": 10**9}
-    )
+    if not Table.objects.filter(name="bench anchor").exists():  # each table with its chain
+        table_add(Table(name="bench anchor", ruleset="classic", min_bet=100_000, max_bet=10**9))
     tokens = []
     for i in range(players):
         user, _ = get_user_model().objects.get_or_create(username=f"bench{i}")
@@ -86,12 +85,14 @@ def _prepare(players: int) -> tuple[list[str], str]:
             user=user, amount_micro=10_000 * 10**6, idempotency_key=f"bench-{uuid.uuid4().hex}"
         )
         tokens.append(Token.objects.get_or_create(user=user)[0].key)
-    shared = Table.objects.create(
-        name=f"bench {uuid.uuid4().hex[:6]}",
-        ruleset="duel_classic",
-        min_bet=500_000,
-        max_bet=10**9,
-        seats=1,
+    shared = table_add(
+        Table(
+            name=f"bench {uuid.uuid4().hex[:6]}",
+            ruleset="duel_classic",
+            min_bet=500_000,
+            max_bet=10**9,
+            seats=1,
+        )
     )
     demo_table("classic")
     return tokens, str(shared.pk)

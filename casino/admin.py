@@ -25,6 +25,7 @@ from casino.dashboard import views as dashboard_views
 from casino.engine.rules import RULESETS
 from casino.eventstore.models import StoredEvent
 from casino.models import Round, RoundStatus, Table, TableStatus
+from casino.tables import table_add
 from ledger.money import format_amount
 
 CARD = re.compile(r"[2-9TJQKA][SHDC]")
@@ -159,6 +160,12 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+    def save_model(self, request: HttpRequest, obj: Table, form: Any, change: bool) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+        else:  # a new table gets its first seed chain in the same transaction
+            table_add(obj)
 
     @admin.action(description="Close selected tables to new rounds", permissions=["change"])
     def close_tables(self, request: HttpRequest, queryset: QuerySet[Table]) -> None:

@@ -26,10 +26,24 @@ from casino.engine.commands import PlaceBet
 from casino.engine.rules import BANKED, DUEL, RULESETS
 from casino.errors import ApplicationError, ConflictError
 from casino.models import PlayerPreferences, Round, RoundStatus, Seat, Table, TableStatus
+from fairness import services as fairness_services
 from ledger.selectors import wallet_balances
 
 PERSONAL_RULESETS = ("classic", "atlantic_city")
 LOBBY_MS: int = getattr(settings, "DUEL_LOBBY_MS", 15_000)
+
+
+def table_add(table: Table) -> Table:
+    """Save a new table and create its first seed chain, in one transaction (a savepoint
+    inside a caller's). Every table is created through here: its first round's commitment
+    (the chain's terminal, published as `SeedChainCreated`) is public from the moment the
+    table exists, before anyone can bet (fairness-v1 section 1)."""
+    if table.pk is not None:
+        raise ValueError("table_add saves a new table only")
+    with transaction.atomic():
+        table.save(force_insert=True)
+        fairness_services.chain_create(table_id=str(table.pk))
+    return table
 
 
 def demo_table(ruleset: str) -> Table:
@@ -39,18 +53,20 @@ def demo_table(ruleset: str) -> Table:
     table = Table.objects.filter(ruleset=ruleset, owner=None, status=TableStatus.OPEN).first()
     if table is not None:
         return table
-    table, _ = Table.objects.get_or_create(
-        name=name,
-        ruleset=ruleset,
-        owner=None,
-        defaults={
-            "min_bet": rules.default_min_bet,
-            "max_bet": rules.default_max_bet,
-            "stake": rules.default_min_bet if rules.kind == DUEL else 0,
-            "seats": rules.max_seats,
-        },
+    table = Table.objects.filter(name=name, ruleset=ruleset, owner=None).first()
+    if table is not None:
+        return table
+    return table_add(
+        Table(
+            name=name,
+            ruleset=ruleset,
+            owner=None,
+            min_bet=rules.default_min_bet,
+            max_bet=rules.default_max_bet,
+            stake=rules.default_min_bet if rules.kind == DUEL else 0,
+            seats=rules.max_seats,
+        )
     )
-    return table
 
 
 def table_create(
@@ -92,8 +108,10 @@ def table_create(
             code="invalid_table",
             extra={"problems": problems},
         )
-    with transaction.atomic():  # a savepoint inside a caller's transaction (its idempotency key)
-        return Table.objects.create(
+    # A savepoint inside a caller's transaction (its idempotency key): the table, its first
+    # seed chain and the key's answer commit together.
+    return table_add(
+        Table(
             name=name,
             ruleset=ruleset,
             min_bet=min_bet,
@@ -103,6 +121,7 @@ def table_create(
             chip_unit=unit,
             owner=cast(Any, owner),
         )
+    )
 
 
 def table_personal(*, user: AbstractBaseUser, ruleset: str) -> Table:

@@ -130,16 +130,21 @@ class CommitmentApi(APIView):
         parameters=[OpenApiParameter("table", str, required=True)],
         responses={
             200: OutputSerializer,
-            404: OpenApiResponse(ApiError, description="no_chain: the table has no seed chain"),
+            404: OpenApiResponse(
+                ApiError, description="unknown_table: no such table (each has a chain from birth)"
+            ),
             409: OpenApiResponse(ApiError, description="round_in_progress: published when it ends"),
         },
     )
     def get(self, request: Request) -> Response:
         table_id = _identifier(request.query_params.get("table"), field="table")
         commitment = services.next_commitment(table_id=table_id)
-        if commitment is None:
+        if commitment is None:  # every table has a seed chain from its creation: none, no table
             raise ApplicationError(
-                f"Table {table_id} has no seed chain yet.", code="no_chain", status_code=404
+                f"Unknown table {table_id}: every table open to rounds has a seed chain.",
+                code="unknown_table",
+                status_code=404,
+                extra={"table": table_id},
             )
         return Response(self.OutputSerializer(commitment).data)
 

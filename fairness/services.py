@@ -1,8 +1,9 @@
 """Fairness services: seed chains, client seeds, receipts and round proofs.
 
 `seed_issue`, `server_seed_for`, `seed_reveal` and `round_proof_create` run inside the round
-service's transaction (they take row locks, never open a durable block); the other writes are
-their own durable transaction. See docs/fairness.md for the round service's call order.
+service's transaction (they take row locks, never open a durable block), and `chain_create`
+inside the transaction that creates the table; the other writes are their own durable
+transaction. See docs/fairness.md for the round service's call order.
 """
 
 from __future__ import annotations
@@ -108,10 +109,17 @@ def _publish_terminal(chain: SeedChain) -> None:
     )
 
 
-def chain_create(*, table_id: str, length: int = CHAIN_LENGTH) -> SeedChain:
-    """Prepare a new chain for the table (used once the active one runs out)."""
-    with transaction.atomic(durable=True):
-        return _chain_new(table_id=table_id, length=length, status=SeedChain.Status.READY)
+def chain_create(*, table_id: str, length: int | None = None) -> SeedChain:
+    """A new prepared chain for the table (default length CHAIN_LENGTH), its terminal
+    published: a table's first chain, created in the transaction that creates the table
+    (`casino.tables.table_add`), so the first round's commitment is public as soon as the
+    table exists. Joins the caller's transaction (a savepoint), else is its own."""
+    with transaction.atomic():
+        return _chain_new(
+            table_id=table_id,
+            length=CHAIN_LENGTH if length is None else length,
+            status=SeedChain.Status.READY,
+        )
 
 
 def chain_prepare_next(*, table_id: str) -> SeedChain | None:
@@ -120,18 +128,32 @@ def chain_prepare_next(*, table_id: str) -> SeedChain | None:
         return _prepare_if_low(table_id)
 
 
+def _low(chain: SeedChain) -> bool:
+    """Whether the table's next chain must be prepared now: the chain has REFILL_AT seeds
+    left or fewer, and never fewer than one, whatever REFILL_AT says. So the next chain (its
+    terminal published) exists before the chain's last seed is issued, in an earlier
+    transaction, even for a chain of two or three seeds."""
+    return chain.remaining <= max(REFILL_AT, 1)
+
+
 def _prepare_if_low(table_id: str) -> SeedChain | None:
     chains = list(SeedChain.objects.filter(table_id=table_id).exclude(status="exhausted"))
     if any(c.status == SeedChain.Status.READY for c in chains):
         return None
     active = next((c for c in chains if c.status == SeedChain.Status.ACTIVE), None)
-    if active is not None and active.remaining > REFILL_AT:
+    if active is not None and not _low(active):
         return None
     return _chain_new(table_id=table_id, length=CHAIN_LENGTH, status=SeedChain.Status.READY)
 
 
 def _active_chain(table_id: str) -> SeedChain:
-    """The table's active chain, locked; a prepared (or new) chain becomes active if none is."""
+    """The table's active chain, locked; its prepared chain becomes active if none is.
+
+    Never a chain made here: a round only ever uses a chain whose terminal was published in
+    an earlier transaction (with the table, or prepared before the last chain ran out), so
+    its commitment could be served before the round opened. No chain at all is refused
+    (`no_chain`): every table gets its first chain when it is created.
+    """
     chain = rawsql.first(
         SeedChain, "table_id = %s AND status = %s", [table_id, "active"], lock=True
     )
@@ -145,13 +167,24 @@ def _active_chain(table_id: str) -> SeedChain:
                 .order_by("id")
                 .first()
             )
-            if ready is None:
-                ready = _chain_new(table_id=table_id, length=CHAIN_LENGTH, status="ready")
-            ready.status = SeedChain.Status.ACTIVE
-            ready.save(update_fields=["status"])
-            return ready
+            if ready is not None:
+                ready.status = SeedChain.Status.ACTIVE
+                ready.save(update_fields=["status"])
+                return ready
     except IntegrityError:  # the other opener won (one active chain per table): use theirs
         return SeedChain.objects.select_for_update().get(table_id=table_id, status="active")
+    # None ready: another opener may just have activated the one we waited for.
+    chain = rawsql.first(
+        SeedChain, "table_id = %s AND status = %s", [table_id, "active"], lock=True
+    )
+    if chain is not None:
+        return chain
+    raise ConflictError(
+        f"Table {table_id} has no seed chain, so no published commitment: a table gets its"
+        " first chain when it is created (casino.tables.table_add).",
+        code="no_chain",
+        extra={"table_id": table_id},
+    )
 
 
 def seed_issue(*, table_id: str) -> IssuedSeed:
@@ -173,7 +206,7 @@ def seed_issue(*, table_id: str) -> IssuedSeed:
     if issued is not None:
         k = issued.next_index - 1
         server_seed = _seed_of(issued, k)
-        if issued.remaining <= REFILL_AT:
+        if _low(issued):
             _prepare_if_low(table_id)
         return IssuedSeed(
             chain=issued, nonce=k, commitment=hash_seed(server_seed), server_seed=server_seed
@@ -194,7 +227,7 @@ def seed_issue(*, table_id: str) -> IssuedSeed:
         chain.save(update_fields=["next_index", "status", "exhausted_at"])
     else:
         _chain_set(chain.pk, "next_index", chain.next_index)
-    if chain.remaining <= REFILL_AT:
+    if _low(chain):
         _prepare_if_low(table_id)
     return IssuedSeed(chain=chain, nonce=k, commitment=commitment, server_seed=server_seed)
 
@@ -230,7 +263,8 @@ def seed_reveal(*, chain_id: str | int, nonce: int) -> str:
 
 
 def next_commitment(*, table_id: str) -> dict[str, Any] | None:
-    """The public commitment the table's next round will open with (None: no chain yet)."""
+    """The public commitment the table's next round will open with (None: no chain, so no
+    such table: every table has one from its creation)."""
     chains = SeedChain.objects.filter(table_id=table_id).exclude(status="exhausted")
     chain = next((c for c in chains if c.status == "active"), None) or next(iter(chains), None)
     if chain is None:

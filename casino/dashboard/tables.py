@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from django.db import transaction
 
 from casino.models import Table, TableStatus
+from casino.tables import table_add
 
 
 def table_new_versions(*, tables: Sequence[Table]) -> list[Table]:
@@ -21,17 +22,19 @@ def table_new_versions(*, tables: Sequence[Table]) -> list[Table]:
             old = Table.objects.select_for_update().get(pk=table.pk)
             old.status = TableStatus.CLOSED
             old.save(update_fields=["status"])
-            made.append(
-                Table.objects.create(
-                    name=old.name,
-                    ruleset=old.ruleset,
-                    version=old.version + 1,
-                    min_bet=old.min_bet,
-                    max_bet=old.max_bet,
-                    chip_unit=old.chip_unit,
-                    stake=old.stake,
-                    seats=old.seats,
-                    owner=old.owner,
+            made.append(  # with its first seed chain (its commitment public at once)
+                table_add(
+                    Table(
+                        name=old.name,
+                        ruleset=old.ruleset,
+                        version=old.version + 1,
+                        min_bet=old.min_bet,
+                        max_bet=old.max_bet,
+                        chip_unit=old.chip_unit,
+                        stake=old.stake,
+                        seats=old.seats,
+                        owner=old.owner,
+                    )
                 )
             )
     return made

@@ -9,7 +9,7 @@ from django.contrib.auth.models import Group
 from rest_framework.test import APIClient
 
 from casino.models import Seat, Table
-from casino.tables import demo_table
+from casino.tables import demo_table, table_add
 from tests.api.conftest import PASSWORD, Api, make_player
 
 pytestmark = pytest.mark.django_db
@@ -94,8 +94,8 @@ def test_staff_create_table_with_limits_and_validation() -> None:
 
 
 def test_sit_and_leave_a_shared_table_and_a_full_table_is_409() -> None:
-    table = Table.objects.create(
-        name="t", ruleset="duel", min_bet=10**6, max_bet=10**6, stake=10**6, seats=2
+    table = table_add(
+        Table(name="t", ruleset="duel", min_bet=10**6, max_bet=10**6, stake=10**6, seats=2)
     )
     a, b, c = (Api(make_player()) for _ in range(3))
     assert a.post(f"/api/tables/{table.pk}/sit/").json()["seated"][0]["user_id"] == a.user.pk

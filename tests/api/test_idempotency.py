@@ -20,6 +20,7 @@ from casino.errors import ApplicationError
 from casino.eventstore import store
 from casino.eventstore.models import StoredEvent
 from casino.models import Round, Seat, Table
+from casino.tables import table_add
 from ledger.models import IdempotencyRecord
 from tests.api.conftest import Api, make_player
 from tests.api.test_auth_tables import assert_error
@@ -37,10 +38,12 @@ def record(user: Any, key: str) -> IdempotencyRecord | None:
 def test_a_refused_deal_opens_no_round_and_its_400_is_stored_and_replayed(stack: Stack) -> None:
     api = Api(make_player())
     table = personal(api)
+    events = list(StoredEvent.objects.values_list("type", flat=True))
+    assert events == ["SeedChainCreated"]  # the table's first chain, published with it
     below = api.post(f"/api/tables/{table}/deal/", {"bets": ["0.05"]}, key="small")
     assert_error(below, 400, "bet_below_minimum")
     assert not Round.objects.filter(table_id=table).exists()  # the open rolled back with it
-    assert StoredEvent.objects.count() == 0
+    assert list(StoredEvent.objects.values_list("type", flat=True)) == events
     again = api.post(f"/api/tables/{table}/deal/", {"bets": ["0.05"]}, key="small")
     assert again.status_code == 400 and again["Idempotent-Replayed"] == "true"
     assert again.json() == below.json()
@@ -179,6 +182,7 @@ def test_a_deal_malfunction_leaves_no_round_no_stake_and_a_free_key(
     api = Api(make_player())
     table = personal(api)
     before = available(api)
+    events = StoredEvent.objects.count()  # the table's SeedChainCreated
     real = projections.project
 
     def broken(**kwargs: Any) -> Any:
@@ -188,7 +192,7 @@ def test_a_deal_malfunction_leaves_no_round_no_stake_and_a_free_key(
     api.client.raise_request_exception = False
     failed = api.post(f"/api/tables/{table}/deal/", {"bets": ["1"]}, key="dm")
     assert failed.status_code == 500
-    assert StoredEvent.objects.count() == 0 and not Round.objects.exists()
+    assert StoredEvent.objects.count() == events and not Round.objects.exists()
     assert available(api) == before and record(api.user, "dm") is None
     monkeypatch.setattr(projections, "project", real)
     retry = api.post(f"/api/tables/{table}/deal/", {"bets": ["1"]}, key="dm")
@@ -197,8 +201,8 @@ def test_a_deal_malfunction_leaves_no_round_no_stake_and_a_free_key(
 
 
 def test_table_posts_replay_their_answer() -> None:
-    table = Table.objects.create(
-        name="t", ruleset="duel", min_bet=10**6, max_bet=10**6, stake=10**6, seats=2
+    table = table_add(
+        Table(name="t", ruleset="duel", min_bet=10**6, max_bet=10**6, stake=10**6, seats=2)
     )
     api = Api(make_player())
     sat = api.post(f"/api/tables/{table.pk}/sit/", key="sit")

@@ -16,8 +16,8 @@ from tests.api.conftest import Api, make_player
 
 
 def duel_table(seats: int) -> Table:
-    return Table.objects.create(
-        name="d", ruleset="duel", min_bet=10**6, max_bet=10**6, stake=10**6, seats=seats
+    return tables.table_add(
+        Table(name="d", ruleset="duel", min_bet=10**6, max_bet=10**6, stake=10**6, seats=seats)
     )
 
 

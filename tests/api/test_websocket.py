@@ -16,6 +16,7 @@ from casino.consumers import MAX_MESSAGE_BYTES
 from casino.leakcheck import message_leaks
 from casino.models import Table
 from casino.routing import websocket_application
+from casino.tables import table_add
 from tests.api.conftest import Api, make_player
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -59,12 +60,10 @@ async def drain(ws: WebsocketCommunicator) -> list[dict[str, Any]]:
 
 def shared_table(ruleset: str, seats: int, stake: int = 1_000_000) -> Table:
     if ruleset == "duel":
-        return Table.objects.create(
-            name="d", ruleset="duel", min_bet=stake, max_bet=stake, stake=stake, seats=seats
+        return table_add(
+            Table(name="d", ruleset="duel", min_bet=stake, max_bet=stake, stake=stake, seats=seats)
         )
-    return Table.objects.create(
-        name="dc", ruleset=ruleset, min_bet=500_000, max_bet=10**9, seats=seats
-    )
+    return table_add(Table(name="dc", ruleset=ruleset, min_bet=500_000, max_bet=10**9, seats=seats))
 
 
 def assert_contiguous(messages: list[dict[str, Any]]) -> None:

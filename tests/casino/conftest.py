@@ -13,6 +13,7 @@ from casino import seeds
 from casino.engine.rules import DUEL, RULESETS, USDC
 from casino.engine.shoe import StackedShoe
 from casino.models import Table
+from casino.tables import table_add
 from ledger.selectors import wallet_balances
 from ledger.services import wallet_deposit
 
@@ -37,7 +38,7 @@ def make_table(ruleset: str, **overrides: Any) -> Table:
         "seats": rules.max_seats,
     }
     fields.update(overrides)
-    return Table.objects.create(**fields)
+    return table_add(Table(**fields))  # with its first seed chain, as every table
 
 
 def available(user: AbstractBaseUser) -> int:

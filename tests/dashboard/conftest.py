@@ -15,6 +15,7 @@ from casino.engine.commands import PlaceBet, Stand
 from casino.engine.rules import DUEL, RULESETS, USDC
 from casino.engine.shoe import StackedShoe
 from casino.models import Table
+from casino.tables import table_add
 from ledger.selectors import wallet_balances
 from ledger.services import wallet_deposit
 
@@ -50,7 +51,7 @@ def make_table(ruleset: str = "classic", **overrides: Any) -> Table:
         "seats": rules.max_seats,
     }
     fields.update(overrides)
-    return Table.objects.create(**fields)
+    return table_add(Table(**fields))  # with its first seed chain, as every table
 
 
 def available(user: AbstractBaseUser) -> int:

@@ -10,7 +10,7 @@ from django.db import transaction
 
 from casino.eventstore.store import NewEvent, append
 from fairness import services
-from fairness.models import RoundProof
+from fairness.models import RoundProof, SeedChain
 from fairness.sample import sample_events
 
 _counter = itertools.count(1)
@@ -21,8 +21,16 @@ def user_create(name: str | None = None) -> Any:
     return get_user_model().objects.create_user(username=username)  # no password: hashing is slow
 
 
+def table_chain(table_id: str) -> None:
+    """The table ids of these tests are plain strings, made on first use: each gets its first
+    chain then, through the service that gives a real table its chain at creation."""
+    if not SeedChain.objects.filter(table_id=table_id).exists():
+        services.chain_create(table_id=table_id)
+
+
 def round_open(*, table_id: str, round_id: str, client_seeds: list[str]) -> dict[str, Any]:
     """Issue a seed and append a RoundOpened (the round is then in play, seed still secret)."""
+    table_chain(table_id)
     with transaction.atomic():
         issued = services.seed_issue(table_id=table_id)
         events = sample_events(

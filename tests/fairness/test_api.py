@@ -87,7 +87,8 @@ def test_client_seed_change_during_a_round_is_a_409(
 
 
 def test_commitment_is_the_terminal_then_each_revealed_seed(client: APIClient) -> None:
-    error(client.get("/api/fairness/commitment?table=t1"), 404, "no_chain")
+    unknown = error(client.get("/api/fairness/commitment?table=t1"), 404, "unknown_table")
+    assert unknown["details"] == {"table": "t1"}
     chain = services.chain_create(table_id="t1", length=30)
     first = client.get("/api/fairness/commitment", {"table": "t1"}).json()
     assert first == {

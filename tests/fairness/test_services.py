@@ -61,10 +61,47 @@ def test_seeds_are_handed_out_in_order_and_each_reveal_opens_the_next() -> None:
     assert services.server_seed_for(chain_id=second.chain_id, nonce=2) == second.server_seed
 
 
-def test_a_table_without_a_chain_gets_one_when_its_first_seed_is_issued() -> None:
-    issued = issue("fresh")
-    assert issued.nonce == 1 and issued.chain.length == services.CHAIN_LENGTH
-    assert StoredEvent.objects.filter(stream_id=f"seedchain-{issued.chain_id}").exists()
+def test_a_table_without_a_chain_is_refused_and_no_chain_is_made_for_its_round() -> None:
+    with pytest.raises(ConflictError) as refused:
+        issue("fresh")
+    assert refused.value.code == "no_chain" and refused.value.extra == {"table_id": "fresh"}
+    assert not SeedChain.objects.filter(table_id="fresh").exists()
+    assert not StoredEvent.objects.filter(type="SeedChainCreated").exists()
+
+
+def test_chain_create_joins_the_callers_transaction() -> None:
+    with pytest.raises(RuntimeError), transaction.atomic():
+        chain = services.chain_create(table_id="t-rollback", length=5)
+        raise RuntimeError("the table's creation failed")
+    assert not SeedChain.objects.filter(pk=chain.pk).exists()
+    assert not StoredEvent.objects.filter(stream_id=f"seedchain-{chain.pk}").exists()
+
+
+@pytest.mark.parametrize(("length", "refill_at"), [(2, 0), (3, 0), (3, 1), (3, 1000), (5, 2)])
+def test_the_next_chain_is_published_before_the_last_seed_is_issued(
+    monkeypatch: pytest.MonkeyPatch, length: int, refill_at: int
+) -> None:
+    monkeypatch.setattr(services, "REFILL_AT", refill_at)
+    monkeypatch.setattr(services, "CHAIN_LENGTH", length)
+    first = services.chain_create(table_id="t-roll", length=length)
+    for k in range(1, length):
+        reveal(issue("t-roll"))
+        assert SeedChain.objects.get(pk=first.pk).next_index == k + 1
+    # The chain's last seed is next: the chain after it exists already, terminal published.
+    (following,) = SeedChain.objects.filter(table_id="t-roll", status="ready")
+    assert StoredEvent.objects.get(stream_id=f"seedchain-{following.pk}").data["terminal"] == (
+        following.terminal
+    )
+    last = issue("t-roll")
+    assert (last.chain.pk, last.nonce) == (first.pk, length)
+    reveal(last)
+    assert services.next_commitment(table_id="t-roll") == {
+        "table_id": "t-roll", "chain_id": str(following.pk), "nonce": 1,
+        "commitment": following.terminal, "terminal": following.terminal,
+        "chain_length": length,
+    }  # fmt: skip
+    after = issue("t-roll")
+    assert (after.chain.pk, after.nonce, after.commitment) == (following.pk, 1, following.terminal)
 
 
 def test_seed_issue_needs_the_callers_transaction() -> None:
@@ -278,13 +315,18 @@ def test_any_sequence_of_rounds_and_refills_keeps_the_chain_rules(
     monkeypatch.setattr(services, "REFILL_AT", 1)
     monkeypatch.setattr(services, "CHAIN_LENGTH", 3)
     table = f"prop-{uuid.uuid4().hex[:8]}"
+    services.chain_create(table_id=table, length=3)  # the table's first chain, at its creation
     previous: dict[int, str] = {}  # chain pk -> last revealed seed
     for step in steps:
         if step == "refill":
             chains_refill.apply()
             continue
+        served = services.next_commitment(table_id=table)  # public before the round opens
         issued = issue(table)
         chain = issued.chain
+        assert served is not None
+        assert (served["chain_id"], served["nonce"]) == (issued.chain_id, issued.nonce)
+        assert served["commitment"] == issued.commitment
         expected_commitment = previous.get(chain.pk, chain.terminal)
         assert issued.commitment == expected_commitment
         assert verify_position(issued.server_seed, issued.nonce, chain.terminal)

@@ -96,12 +96,12 @@ def seated_table(ruleset: str, seats: int, *users: Any, stake: int = 1_000_000) 
     from casino.models import Table
 
     if ruleset == "duel":
-        table = Table.objects.create(
-            name="d", ruleset="duel", min_bet=stake, max_bet=stake, stake=stake, seats=seats
+        table = tables.table_add(
+            Table(name="d", ruleset="duel", min_bet=stake, max_bet=stake, stake=stake, seats=seats)
         )
     else:
-        table = Table.objects.create(
-            name="dc", ruleset=ruleset, min_bet=500_000, max_bet=10**9, seats=seats
+        table = tables.table_add(
+            Table(name="dc", ruleset=ruleset, min_bet=500_000, max_bet=10**9, seats=seats)
         )
     for user in users:
         tables.seat_take(table=table, user=user)
