@@ -1,14 +1,41 @@
-"""docs/fairness.md carries the spec byte for byte and the same vectors as the tests."""
+"""docs/fairness.md carries the spec byte for byte and the same vectors as the tests, and its
+round events reference matches the engine: every event's and value object's fields in order,
+the rule set parameters (timeouts included) and hashes, and worked examples the rules re-enact."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import re
+import typing
 from pathlib import Path
+from typing import Any
+
+from casino.engine.audit import reenact
+from casino.engine.events import (
+    EVENT_TYPES,
+    HandResult,
+    InsuranceResult,
+    Participant,
+    PlayerAmount,
+    RevealedCard,
+    RoundOptions,
+    event_from_dict,
+)
+from casino.engine.rules import RULESETS, RuleSet
+from fairness.canonical import canonical_json
+from fairness.sample import sample_events
+from fairness.shoe import FairShoe
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs/fairness.md").read_text(encoding="utf-8")
 SPEC_SHA256 = "10c184c6d440564cf53363cf54344cb7180e8b0576052b9bf22c3a7692cd64c8"
+
+_START = DOC.index("## Round events: the reference\n")
+EVENTS_DOC = DOC[_START : DOC.index("\n## ", _START + 1)]
+VALUE_CLASSES = (Participant, RoundOptions, HandResult, InsuranceResult, PlayerAmount, RevealedCard)
+TIMEOUTS = ("betting_timeout_ms", "insurance_timeout_ms", "turn_timeout_ms", "duel_timer_ms")
 
 
 def test_the_spec_is_copied_byte_for_byte() -> None:
@@ -35,3 +62,147 @@ def test_the_commands_are_documented() -> None:
         "python -m tests.fairness.gen_vectors",
     ):
         assert command in DOC
+
+
+# --- the round events reference -------------------------------------------------------------
+
+
+def _documented_fields() -> dict[str, list[tuple[str, str]]]:
+    """Per `#### `Name`` heading of the reference: its table's (field, JSON type) rows, in order
+    (the rows number themselves 1, 2, 3, ...)."""
+    tables: dict[str, list[tuple[str, str]]] = {}
+    name = None
+    for line in EVENTS_DOC.splitlines():
+        heading = re.fullmatch(r"#### `(\w+)`", line)
+        if heading:
+            name = heading.group(1)
+            assert name not in tables, f"{name} is documented twice"
+            tables[name] = []
+        elif line.startswith("#"):
+            name = None
+        elif name is not None:
+            row = re.fullmatch(r"\| (\d+) \| `(\w+)` \| ([^|]+?) \|.*\|", line)
+            if row:
+                assert int(row.group(1)) == len(tables[name]) + 1, f"{name}: row {line!r}"
+                tables[name].append((row.group(2), row.group(3)))
+    return tables
+
+
+def _json_type(hint: Any) -> str:
+    """The doc's JSON type column for a field's type hint."""
+    simple = {str: "string", int: "integer", bool: "boolean"}
+    if hint in simple:
+        return simple[hint]
+    if hint in VALUE_CLASSES:
+        return f"`{hint.__name__}`"
+    if typing.get_origin(hint) is tuple:
+        (inner, _) = typing.get_args(hint)
+        assert inner in VALUE_CLASSES, f"document {inner} as a value object"
+        return f"array of `{inner.__name__}`"
+    raise AssertionError(f"no JSON type for {hint!r}")
+
+
+def _fields(cls: type[Any]) -> list[tuple[str, str]]:
+    hints = typing.get_type_hints(cls)
+    return [(f.name, _json_type(hints[f.name])) for f in dataclasses.fields(cls)]
+
+
+def test_every_event_and_value_object_has_its_fields_in_order() -> None:
+    documented = _documented_fields()
+    classes = {**EVENT_TYPES, **{cls.__name__: cls for cls in VALUE_CLASSES}}
+    assert sorted(documented) == sorted(classes)
+    for name, cls in classes.items():
+        assert documented[name] == _fields(cls), name
+
+
+def _parameter_table() -> tuple[list[str], dict[str, list[Any]]]:
+    """The rule set parameter table: its rule set columns and, per parameter row, the JSON
+    value in each column."""
+    lines = EVENTS_DOC.splitlines()
+    top = next(i for i, line in enumerate(lines) if line.startswith("| Parameter |"))
+    names = [cell.strip().strip("`") for cell in lines[top].split("|")[2:-1]]
+    rows: dict[str, list[Any]] = {}
+    for line in lines[top + 2 :]:
+        if not line.startswith("|"):
+            break
+        cells = [cell.strip() for cell in line.split("|")[1:-1]]
+        assert all(c.startswith("`") and c.endswith("`") for c in cells), line
+        rows[cells[0].strip("`")] = [json.loads(c.strip("`")) for c in cells[1:]]
+    return names, rows
+
+
+def test_the_rule_set_parameters_and_timeouts_are_the_engines() -> None:
+    names, rows = _parameter_table()
+    assert sorted(names) == sorted(RULESETS)
+    assert list(rows) == [f.name for f in dataclasses.fields(RuleSet) if f.name != "name"]
+    for column, name in enumerate(names):
+        rules = dataclasses.asdict(RULESETS[name])
+        for parameter, values in rows.items():
+            assert values[column] == json.loads(json.dumps(rules[parameter])), (name, parameter)
+        for timeout in TIMEOUTS:  # the brief's first concern: the deadlines a verifier derives
+            assert rows[timeout][column] == getattr(RULESETS[name], timeout), (name, timeout)
+
+
+def test_the_timeouts_in_words_are_the_engines() -> None:
+    def s(ruleset: str, timeout: str) -> str:
+        return f"{getattr(RULESETS[ruleset], timeout) // 1000} s"
+
+    banked = TIMEOUTS[:3]  # the text names classic's, which atlantic_city shares
+    for timeout in banked:
+        assert getattr(RULESETS["classic"], timeout) == getattr(RULESETS["atlantic_city"], timeout)
+    words = ", ".join(
+        f"{label} {s('classic', t)} (`duel_classic` {s('duel_classic', t)})"
+        for label, t in zip(("betting", "insurance", "turn"), banked, strict=True)
+    )
+    words += f", duel timer {s('duel', 'duel_timer_ms')}."
+    assert words in " ".join(EVENTS_DOC.split())
+
+
+def test_the_rule_set_hashes_follow_from_the_table() -> None:
+    names, rows = _parameter_table()
+    listed = dict(re.findall(r"^(\w+) +([0-9a-f]{64})$", EVENTS_DOC, re.MULTILINE))
+    assert sorted(listed) == sorted(RULESETS)
+    for column, name in enumerate(names):
+        parameters = {"name": name, **{p: values[column] for p, values in rows.items()}}
+        digest = hashlib.sha256(canonical_json(parameters)).hexdigest()
+        assert listed[name] == digest == RULESETS[name].version_hash, name
+
+
+def _examples() -> list[list[tuple[str, dict[str, Any]]]]:
+    """The worked examples: each block after `<!-- round-events -->`, one event per line
+    (`version Type {data}`, the data going on over indented lines)."""
+    examples = []
+    for block in re.findall(r"<!-- round-events -->\n```text\n(.*?)\n```", EVENTS_DOC, re.DOTALL):
+        lines: list[list[str]] = []
+        for line in block.splitlines():
+            event = re.fullmatch(r" ?(\d+) (\w+) (\{.*)", line)
+            if event:
+                assert int(event.group(1)) == len(lines) + 1, line
+                lines.append([event.group(2), event.group(3)])
+            else:
+                lines[-1][1] += line.strip()
+        examples.append([(type_, json.loads(data)) for type_, data in lines])
+    return examples
+
+
+def test_the_worked_examples_are_what_the_rules_make_of_the_fair_shoe() -> None:
+    examples = _examples()
+    assert len(examples) == 3
+    rulesets = set()
+    for example in examples:
+        events = [event_from_dict({**data, "type": type_}) for type_, data in example]
+        assert reenact(events) == []  # every forced event is the one the rules derive
+        opened, seed = events[0], events[-1]
+        assert seed.type == "ServerSeedRevealed"
+        assert hashlib.sha256(seed.server_seed.encode()).hexdigest() == opened.commitment
+        closed = next(e for e in events if e.type == "BettingClosed")
+        shoe = FairShoe(seed.server_seed, closed.client_material, opened.nonce)
+        cards = [e for e in events if e.type in ("PlayerCardDealt", "DealerCardDealt")]
+        assert [e.position for e in cards] == list(range(len(cards)))
+        assert [e.card for e in cards] == [shoe.card_at(e.position) for e in cards]
+        rulesets.add(opened.ruleset)
+    assert rulesets == {"classic", "duel"}
+    # The first is fairness.sample's round on vector 1's inputs, as the doc says.
+    seed = "423a7a9c8d526c863c31e63cf07e7792e1341868cc9752fbddfb5ec9a7349f4a"
+    sample = sample_events(round_id="r-17", server_seed=seed, client_seeds=["alice"], nonce=1)
+    assert examples[0] == sample
