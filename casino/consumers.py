@@ -51,6 +51,7 @@ from typing import Any, cast
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
+from casino.api.parsers import has_lone_surrogate
 from casino.engine.views import Viewer
 from casino.publish import player_group, round_messages, table_group
 
@@ -132,6 +133,11 @@ class TableConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             return
         if not isinstance(request, dict):
             await self._error("malformed_message", "Send one JSON object per message.")
+            return
+        if has_lone_surrogate(request):  # not Unicode text: refused as the REST parser does
+            await self._error(
+                "malformed_message", "A string holds a lone surrogate escape (\\ud800-\\udfff)."
+            )
             return
         kind = request.get("type")
         if kind == "ping":
