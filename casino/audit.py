@@ -32,6 +32,7 @@ from casino.eventstore.models import StoredEvent, format_recorded_at
 from casino.eventstore.rows import decode_json_page
 from casino.models import Round, RoundStatus
 from casino.roundmoney import recorded_nets_many, round_legs_problems
+from fairness.bundle import BUNDLE_FORMAT, chain_line
 from fairness.canonical import canonical_json
 from fairness.chain import hash_seed
 from fairness.models import RoundProof, SeedChain, SigningKey
@@ -157,7 +158,7 @@ def bundle_events(stored: Sequence[StoredEvent]) -> list[dict[str, Any]]:
 
 def _line(proof: Proof, stored: Sequence[StoredEvent]) -> dict[str, Any]:
     line: dict[str, Any] = {
-        "format": "fairness-v1-bundle",
+        "format": BUNDLE_FORMAT,
         "receipt": proof.receipt,
         "signature": proof.signature,
         "key_id": proof.key_id,
@@ -190,6 +191,66 @@ def export_lines(round_ids: Sequence[str]) -> Iterator[str]:
         for round_id in chunk:
             if round_id in proofs:
                 yield canonical_json(_line(proofs[round_id], streams[round_id])).decode("utf-8")
+
+
+class ChainScope(NamedTuple):
+    """What an export's chain lines state (`fairness.bundle.chain_line`, docs/fairness.md).
+
+    `scope`: "all" (every round: each chain that revealed a seed, nonces 1 to its last
+    revealed one), "since" (from the first exported nonce of each chain to its last revealed
+    one) or "rounds" (named rounds: from the smallest to the largest exported nonce).
+    `revealed`: each chain's revealed_index (chain id -> k) read before the rounds were
+    selected, so every round it counts had finished, and was selected, when they were.
+    """
+
+    scope: str
+    revealed: dict[str, int]
+
+
+def chain_scope(scope: str) -> ChainScope:
+    """Read the chains before selecting the rounds to export (see ChainScope)."""
+    if scope not in ("all", "since", "rounds"):
+        raise ValueError(f"unknown chain scope {scope!r}")
+    rows = SeedChain.objects.values_list("pk", "revealed_index")
+    return ChainScope(scope, {str(pk): revealed for pk, revealed in rows})
+
+
+def chain_lines(round_ids: Sequence[str], scope: ChainScope) -> list[str]:
+    """One chain line per chain of the rounds (and, for "all", per chain that revealed a seed),
+    in chain order, canonical JSON: the chain's public facts and the nonces the export covers,
+    so that the verifier names each nonce missing from that range."""
+    ranges: dict[str, list[int]] = {}  # chain id -> [smallest, largest] nonce of the rounds
+    for start in range(0, len(round_ids), AUDIT_CHUNK):
+        chunk = round_ids[start : start + AUDIT_CHUNK]
+        for chain_id, nonce in Round.objects.filter(id__in=chunk).values_list("chain_id", "nonce"):
+            seen = ranges.get(chain_id)
+            if seen is None:
+                ranges[chain_id] = [nonce, nonce]
+            else:
+                seen[0], seen[1] = min(seen[0], nonce), max(seen[1], nonce)
+    if scope.scope == "all":
+        for chain_id, revealed in scope.revealed.items():
+            if revealed >= 1:
+                ranges.setdefault(chain_id, [1, revealed])
+    chains = SeedChain.objects.filter(pk__in=[int(c) for c in ranges if c.isdigit()])
+    lines = []
+    for chain in sorted(chains, key=lambda c: c.pk):
+        chain_id = str(chain.pk)
+        low, high = ranges[chain_id]
+        revealed = scope.revealed.get(chain_id, 0)
+        first = 1 if scope.scope == "all" else low
+        last = high if scope.scope == "rounds" else max(high, revealed)
+        line = chain_line(
+            chain_id=chain_id,
+            table_id=chain.table_id,
+            terminal=chain.terminal,
+            length=chain.length,
+            created_at=format_recorded_at(chain.created_at),
+            first_nonce=first,
+            last_nonce=last,
+        )
+        lines.append(canonical_json(line).decode("utf-8"))
+    return lines
 
 
 class ChainWalker:

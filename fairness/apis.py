@@ -183,3 +183,31 @@ class RoundProofApi(APIView):
             "bundle": bundle,
         }
         return Response(self.OutputSerializer(data).data)
+
+
+class SeedChainApi(APIView):
+    """A seed chain's public facts and terminal, for every chain, forever (a bundle's chain
+    lines can be checked against them)."""
+
+    permission_classes = [AllowAny]
+    authentication_classes: list[Any] = []
+
+    @extend_schema_serializer(component_name="FairnessSeedChain")
+    class OutputSerializer(serializers.Serializer[Any]):
+        chain_id = serializers.CharField()
+        table_id = serializers.CharField()
+        terminal = serializers.CharField(help_text="s_0, published at creation, never changed")
+        length = serializers.IntegerField(help_text="N: the chain's rounds are nonces 1..N")
+        created_at = serializers.CharField(help_text="YYYY-MM-DDTHH:MM:SS.ffffffZ (UTC)")
+        status = serializers.CharField(help_text="ready, active or exhausted")
+
+    @extend_schema(
+        operation_id="fairness_seed_chain",
+        responses={
+            200: OutputSerializer,
+            404: OpenApiResponse(ApiError, description="unknown_chain: no such seed chain"),
+        },
+    )
+    def get(self, request: Request, chain_id: str) -> Response:
+        chain = selectors.seed_chain_get(chain_id=_identifier(chain_id, field="chain_id"))
+        return Response(self.OutputSerializer(chain).data)

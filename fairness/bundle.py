@@ -1,4 +1,4 @@
-"""Reading bundle lines: one C parse that refuses floats. Pure: no Django.
+"""Reading bundle lines: one C parse that refuses floats, then the strict checks. Pure: no Django.
 
 Nothing is taken from the line's text but its meaning: event hashes and the receipt signature
 are checked over the canonical JSON of what the line says (fairness.checks), so a line in any
@@ -12,12 +12,23 @@ type, so a float fails to decode as NaN and Infinity do). Whatever msgspec does 
 (a float, an escaped lone surrogate, malformed JSON, a line nested deeper than that) is
 parsed again by the standard library, so the value, or the error and its message, is the
 standard library's in every case (tests/fairness/test_verify.py).
+
+Then the line must be strict (docs/fairness.md, "Bundle format"): `duplicated_key` fails a key
+twice in one object at any depth (a canonical line is proven free of them by one encoding),
+and `line_failures` an unknown or missing format and every unknown or missing field, from the
+one table of the event data (`EVENT_DATA`, held equal to the engine's event classes by
+tests/fairness/test_bundle_strict.py). `chain_line` builds a chain line (CHAIN_FORMAT).
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Union
+
+from fairness.canonical import canonical_json_float_free
+from fairness.receipt import RECEIPT_KEYS, SETTLED_FIELDS, VOID_FIELDS
 
 try:
     import msgspec as _msgspec
@@ -75,3 +86,433 @@ def parse_line(text: str | bytes) -> Any:
     if not isinstance(text, str):  # UnicodeDecodeError is a ValueError
         text = bytes(text).decode("utf-8")
     return _DECODER.decode(text)
+
+
+# --- Strict lines -------------------------------------------------------------------------
+# A line is one of two formats, named by its "format": a round (BUNDLE_FORMAT) or a seed chain
+# (CHAIN_FORMAT). Every key of every object is known: an unknown field, a missing one or a
+# duplicated key fails the line (docs/fairness.md, "Bundle format"). A new field needs a new
+# format version, documented.
+
+BUNDLE_FORMAT = "fairness-v1-bundle"
+CHAIN_FORMAT = "fairness-v1-chain"
+FORMATS = (BUNDLE_FORMAT, CHAIN_FORMAT)
+EVENT_SCHEMA_VERSION = 1  # the schema version of the event data below
+
+# A round line's keys, and each event's (the hashed body plus its hash); () are optional.
+LINE_FIELDS = ("format", "receipt", "signature", "key_id", "events")
+LINE_OPTIONAL = ("public_key",)
+EVENT_FIELDS = ("data", "hash", "recorded_at", "schema_version", "stream", "type", "version")
+EVENT_OPTIONAL = ("prev_hash",)
+# A chain line: the seed chain as GET /api/fairness/chains/{id} serves it (without its
+# status), and the range of its nonces the bundle covers, first_nonce to last_nonce.
+CHAIN_FIELDS = (
+    "format", "chain_id", "table_id", "terminal", "length", "created_at", "first_nonce",
+    "last_nonce",
+)  # fmt: skip
+
+# The event data of schema version 1: the fields of the rule engine's events
+# (casino.engine.events), in their order. A field's value is None for a JSON scalar, "Name" for
+# an object with the fields NESTED[Name], "[Name]" for a list of such objects.
+# tests/fairness/test_bundle_strict.py holds this table equal to the engine's dataclasses.
+NESTED: dict[str, tuple[str, ...]] = {
+    "Participant": ("player_id", "client_seed", "offer_insurance", "safety_net"),
+    "RoundOptions": ("min_bet", "max_bet", "chip_unit", "stake"),
+    "HandResult": ("player_id", "box", "hand", "outcome", "stake", "gross_return", "total"),
+    "InsuranceResult": ("player_id", "box", "stake", "gross_return"),
+    "PlayerAmount": ("player_id", "amount"),
+    "RevealedCard": ("player_id", "position", "card"),
+}
+_S = None  # a JSON scalar
+EVENT_DATA: dict[str, dict[str, str | None]] = {
+    "RoundOpened": {
+        "round_id": _S, "table_id": _S, "ruleset": _S, "ruleset_hash": _S, "chain_id": _S,
+        "nonce": _S, "commitment": _S, "participants": "[Participant]",
+        "options": "RoundOptions", "opened_at_ms": _S, "betting_deadline_ms": _S,
+    },
+    "BetPlaced": {"player_id": _S, "box": _S, "amount": _S},
+    "BettingClosed": {"client_material": _S, "closed_at_ms": _S},
+    "PlayerCardDealt": {
+        "position": _S, "card": _S, "player_id": _S, "box": _S, "hand": _S, "hidden": _S,
+    },
+    "DealerCardDealt": {"position": _S, "card": _S, "hole": _S},
+    "InsuranceOffered": {"deadline_ms": _S},
+    "InsuranceTaken": {"player_id": _S, "box": _S, "amount": _S},
+    "InsuranceDeclined": {"player_id": _S, "box": _S, "auto": _S},
+    "EvenMoneyTaken": {"player_id": _S, "box": _S},
+    "DealerPeeked": {"blackjack": _S},
+    "HoleCardRevealed": {"position": _S, "card": _S},
+    "TurnStarted": {"player_id": _S, "box": _S, "hand": _S, "deadline_ms": _S},
+    "PlayerStood": {"player_id": _S, "box": _S, "hand": _S, "auto": _S},
+    "HandDoubled": {"player_id": _S, "box": _S, "hand": _S, "amount": _S},
+    "HandSplit": {"player_id": _S, "box": _S, "hand": _S, "amount": _S},
+    "DuelTimerStarted": {"deadline_ms": _S},
+    "CardsRevealed": {"cards": "[RevealedCard]"},
+    "RoundSettled": {
+        "hands": "[HandResult]", "insurance": "[InsuranceResult]", "fee": _S,
+        "dealer_total": _S, "settled_at_ms": _S,
+    },
+    "RoundVoided": {
+        "reason": _S, "evidence": _S, "refunds": "[PlayerAmount]",
+        "reversed_payouts": "[PlayerAmount]", "reversed_fee": _S, "was_settled": _S,
+        "voided_at_ms": _S,
+    },
+    "ServerSeedRevealed": {"server_seed": _S},
+}  # fmt: skip
+
+# The receipt (fairness.receipt): its keys, its nested lists, and its payouts by outcome,
+# which copy the RoundSettled / RoundVoided fields of the same names.
+RECEIPT_ITEMS: dict[str, tuple[str, ...]] = {
+    "ReceiptParticipant": ("player_id", "client_seed"),
+    "ReceiptCard": ("position", "card"),
+}
+RECEIPT_NESTED: dict[str, str | None] = {
+    "participants": "[ReceiptParticipant]",
+    "cards": "[ReceiptCard]",
+}
+PAYOUTS: dict[str, dict[str, str | None]] = {
+    "settled": {name: EVENT_DATA["RoundSettled"][name] for name in SETTLED_FIELDS},
+    "voided": {name: EVENT_DATA["RoundVoided"][name] for name in VOID_FIELDS},
+}
+
+
+class _Shape:
+    """An object's fields (required and optional) and the shapes of its nested objects."""
+
+    __slots__ = ("exact", "fields", "nested", "optional", "with_optional")
+
+    def __init__(
+        self,
+        fields: Iterable[str],
+        optional: Iterable[str] = (),
+        nested: Mapping[str, str | None] | None = None,
+    ) -> None:
+        self.fields = tuple(fields)
+        self.optional = tuple(optional)
+        self.exact = frozenset(self.fields)
+        self.with_optional = frozenset(self.fields + self.optional)
+        # (field, shape of the nested object(s), a list of them?)
+        self.nested: tuple[tuple[str, _Shape, bool], ...] = tuple(
+            (name, _NESTED_SHAPES[kind.strip("[]")], kind.startswith("["))
+            for name, kind in (nested or {}).items()
+            if kind is not None
+        )
+
+    def keys_ok(self, value: dict[str, Any]) -> bool:
+        keys = value.keys()
+        return keys == self.exact or (
+            bool(self.optional) and keys <= self.with_optional and keys >= self.exact
+        )
+
+
+_NESTED_SHAPES: dict[str, _Shape] = {
+    name: _Shape(fields) for name, fields in {**NESTED, **RECEIPT_ITEMS}.items()
+}
+_DATA_SHAPES = {type_: _Shape(fields, (), fields) for type_, fields in EVENT_DATA.items()}
+_LINE_SHAPE = _Shape(LINE_FIELDS, LINE_OPTIONAL)
+_EVENT_SHAPE = _Shape(EVENT_FIELDS, EVENT_OPTIONAL)
+_RECEIPT_SHAPE = _Shape(sorted(RECEIPT_KEYS), (), RECEIPT_NESTED)
+_PAYOUT_SHAPES = {outcome: _Shape(fields, (), fields) for outcome, fields in PAYOUTS.items()}
+_CHAIN_SHAPE = _Shape(CHAIN_FIELDS)
+
+
+def _quoted(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _check_object(
+    value: Any, shape: _Shape, where: str, fail: Callable[[str], None], label: str = ""
+) -> bool:
+    """Whether `value` is an object with exactly the shape's fields (nested objects included);
+    each unknown or missing field is named, at its path `where` (`label`: an event's type)."""
+    if type(value) is not dict:
+        fail(f"bundle: {where}{label} is not an object")
+        return False
+    ok = True
+    if not shape.keys_ok(value):
+        ok = False
+        known = shape.with_optional
+        for name in value:
+            if name not in known:
+                fail(f"bundle: unknown field {_quoted(name)} in {where}{label}")
+        for name in shape.fields:
+            if name not in value:
+                fail(f"bundle: missing field {_quoted(name)} in {where}{label}")
+    for name, nested, many in shape.nested:
+        if name not in value:
+            continue
+        item, path = value[name], f"{where}.{name}"
+        if not many:
+            ok = _check_object(item, nested, path, fail, label) and ok
+        elif type(item) is not list:
+            fail(f"bundle: {path}{label} is not a list")
+            ok = False
+        else:
+            for index, element in enumerate(item):
+                ok = _check_object(element, nested, f"{path}[{index}]", fail, label) and ok
+    return ok
+
+
+def _label(type_: Any) -> str:
+    """An event's type after its path, as in "events[3].data (BetPlaced)"."""
+    return f" ({type_})" if type(type_) is str else ""
+
+
+def _fast_ok(value: Any, shape: _Shape) -> bool:
+    """Whether `value` has exactly the shape (one level of nested objects, as every shape here)."""
+    if type(value) is not dict:
+        return False
+    keys = value.keys()
+    if keys != shape.exact and not (
+        shape.optional and keys <= shape.with_optional and keys >= shape.exact
+    ):
+        return False
+    for name, nested, many in shape.nested:
+        item, exact = value[name], nested.exact
+        if many:
+            if type(item) is not list:
+                return False
+            for element in item:
+                if type(element) is not dict or element.keys() != exact:
+                    return False
+        elif type(item) is not dict or item.keys() != exact:
+            return False
+    return True
+
+
+# Per event type: its data's fields, and its shape when it nests objects (else None).
+_DATA_SPECS = {
+    type_: (shape.exact, shape if shape.nested else None) for type_, shape in _DATA_SHAPES.items()
+}
+_LINE_EXACT = _LINE_SHAPE.exact
+_LINE_ALL = _LINE_SHAPE.with_optional
+_EVENT_EXACT = _EVENT_SHAPE.exact
+_EVENT_ALL = _EVENT_SHAPE.with_optional
+
+
+def _round_line_ok(line: dict[str, Any]) -> bool:
+    """True when `line_failures` finds nothing in a round line, at the least cost (the
+    common case); False when it may find something (it then names it)."""
+    try:
+        keys = line.keys()
+        if line["format"] != BUNDLE_FORMAT or (keys != _LINE_EXACT and keys != _LINE_ALL):
+            return False
+        receipt = line["receipt"]
+        if not _fast_ok(receipt, _RECEIPT_SHAPE):
+            return False
+        payouts = _PAYOUT_SHAPES.get(receipt["outcome"])
+        if payouts is None or not _fast_ok(receipt["payouts"], payouts):
+            return False
+        events = line["events"]
+        if type(events) is not list:
+            return False
+        exact, with_prev, specs = _EVENT_EXACT, _EVENT_ALL, _DATA_SPECS
+        version = EVENT_SCHEMA_VERSION
+        for event in events:
+            if type(event) is not dict:
+                return False
+            keys = event.keys()
+            if keys != exact and keys != with_prev:
+                return False
+            spec = specs.get(event["type"])
+            schema_version = event["schema_version"]
+            if spec is None or type(schema_version) is not int or schema_version != version:
+                return False  # (True == 1, but true is not a schema version)
+            data = event["data"]
+            if type(data) is not dict or data.keys() != spec[0]:
+                return False
+            if spec[1] is not None and not _fast_ok(data, spec[1]):
+                return False
+    except (TypeError, KeyError):  # an unhashable type, a missing field: the long way names it
+        return False
+    return True
+
+
+def line_failures(line: dict[str, Any]) -> list[str]:
+    """What makes a parsed line other than a strict fairness-v1 line (empty: nothing): an
+    unknown or missing format, and every unknown or missing field, at every level."""
+    if _round_line_ok(line):
+        return []
+    failures: list[str] = []
+    fail = failures.append
+    format_ = line.get("format")
+    if format_ == CHAIN_FORMAT:
+        chain_line_failures(line, fail)
+        return failures
+    if format_ != BUNDLE_FORMAT:
+        if "format" not in line:
+            fail(f'bundle: no format (a round line says "format": "{BUNDLE_FORMAT}")')
+        else:
+            fail(
+                f"bundle: unknown format {_quoted(format_)} (this verifier reads "
+                f"{BUNDLE_FORMAT} and {CHAIN_FORMAT} lines)"
+            )
+    if not _LINE_SHAPE.keys_ok(line):
+        _check_object(line, _LINE_SHAPE, "the line", fail)
+    receipt = line.get("receipt")
+    if type(receipt) is dict:
+        _check_object(receipt, _RECEIPT_SHAPE, "receipt", fail)
+        payouts = _PAYOUT_SHAPES.get(receipt.get("outcome"))  # type: ignore[arg-type]
+        if payouts is not None and "payouts" in receipt:
+            _check_object(receipt["payouts"], payouts, "receipt.payouts", fail)
+    events = line.get("events")
+    if type(events) is list:
+        event_shape, data_shapes, version = _EVENT_SHAPE, _DATA_SHAPES, EVENT_SCHEMA_VERSION
+        for index, event in enumerate(events):
+            if type(event) is not dict:
+                fail(f"bundle: events[{index}] is not an object")
+                continue
+            type_ = event.get("type")
+            if not event_shape.keys_ok(event):
+                _check_object(event, event_shape, f"events[{index}]", fail, _label(type_))
+            data_shape = data_shapes.get(type_) if type(type_) is str else None
+            if data_shape is None:
+                fail(f"bundle: unknown event type {_quoted(type_)} in events[{index}]")
+                continue
+            schema_version = event.get("schema_version", version)
+            if type(schema_version) is not int or schema_version != version:
+                fail(
+                    f"bundle: events[{index}] ({type_}) has schema_version "
+                    f"{_quoted(event['schema_version'])}; {BUNDLE_FORMAT} has {version}"
+                )
+                continue
+            if "data" not in event:
+                continue
+            data = event["data"]
+            if type(data) is not dict or not data_shape.keys_ok(data) or data_shape.nested:
+                _check_object(data, data_shape, f"events[{index}].data", fail, _label(type_))
+    return failures
+
+
+def chain_line_failures(line: dict[str, Any], fail: Callable[[str], None]) -> None:
+    """A chain line's fields: exactly CHAIN_FIELDS, each of its type."""
+    if not _check_object(line, _CHAIN_SHAPE, "the chain line", fail):
+        return
+    for name in ("chain_id", "table_id", "created_at"):
+        if type(line[name]) is not str or not line[name]:
+            fail(f"bundle: the chain line's {name} must be a non-empty string")
+    if type(line["terminal"]) is not str or _SEED(line["terminal"]) is None:
+        fail("bundle: the chain line's terminal must be 64 lowercase hex characters")
+    numbers = [line[name] for name in ("length", "first_nonce", "last_nonce")]
+    if any(type(n) is not int or n < 1 for n in numbers):
+        fail("bundle: the chain line's length, first_nonce and last_nonce must be integers >= 1")
+    elif not numbers[1] <= numbers[2] <= numbers[0]:
+        fail(
+            f"bundle: the chain line's nonces {numbers[1]}..{numbers[2]} are not a range "
+            f"within the chain's length {numbers[0]}"
+        )
+
+
+_SEED = re.compile(r"[0-9a-f]{64}").fullmatch
+
+
+def chain_line(
+    *,
+    chain_id: str,
+    table_id: str,
+    terminal: str,
+    length: int,
+    created_at: str,
+    first_nonce: int,
+    last_nonce: int,
+) -> dict[str, Any]:
+    """A chain line (CHAIN_FORMAT): the chain's public facts and the nonces the bundle covers."""
+    return {
+        "format": CHAIN_FORMAT,
+        "chain_id": chain_id,
+        "table_id": table_id,
+        "terminal": terminal,
+        "length": length,
+        "created_at": created_at,
+        "first_nonce": first_nonce,
+        "last_nonce": last_nonce,
+    }
+
+
+# --- Duplicated keys ----------------------------------------------------------------------
+
+
+class _Duplicated(dict):  # type: ignore[type-arg]
+    """An object that held a key twice (the parse below keeps the last value and marks it)."""
+
+    __slots__ = ("key",)
+    key: str
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) == len(pairs):
+        return value
+    seen: set[str] = set()
+    marked = _Duplicated(value)
+    for key, _ in pairs:
+        if key in seen:
+            marked.key = key
+            break
+        seen.add(key)
+    return marked
+
+
+# The standard library's parser, refusing floats as _DECODER does, with every object's pairs seen.
+_PAIRS_DECODER = json.JSONDecoder(
+    parse_float=_reject_float, parse_constant=_reject_constant, object_pairs_hook=_pairs
+)
+
+
+def duplicated_key(text: str | bytes, value: Any) -> str | None:
+    """The failure of a line that holds a key twice in one object, at any depth, or None.
+
+    `value` is `parse_line(text)`. The product writes lines canonically (fairness.canonical),
+    and canonical JSON never repeats a key: a line that is its value's canonical JSON (up to
+    a trailing newline) holds no duplicate, which costs one encoding to see. Any other line is
+    parsed again by the standard library with every object's pairs seen, and the first object
+    (in the line's order) that repeats a key is named by its path.
+    """
+    try:
+        raw = text.encode("utf-8") if isinstance(text, str) else text
+        if canonical_json_float_free(value) == raw.rstrip(b"\r\n"):
+            return None
+    except ValueError:  # a lone surrogate cannot be UTF-8: not canonical, so parse again
+        pass
+    try:
+        parsed = _PAIRS_DECODER.decode(
+            text if isinstance(text, str) else bytes(text).decode("utf-8")
+        )
+    except (ValueError, RecursionError):  # parse_line read it: cannot happen, nothing to add
+        return None
+    found = _first_duplicate(parsed)
+    if found is None:
+        return None
+    key, where = found
+    if where.startswith("events["):  # name the event's type, as the other messages do
+        index = int(where[7 : where.index("]")])
+        event = parsed["events"][index] if isinstance(parsed.get("events"), list) else None
+        if isinstance(event, dict):
+            where += _label(event.get("type"))
+    return f"bundle: duplicated key {_quoted(key)} in {where}"
+
+
+def _first_duplicate(value: Any) -> tuple[str, str] | None:
+    """The first object, in the line's order, that held a key twice: (the key, its path)."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, dict):
+            if isinstance(item, _Duplicated):
+                return item.key, path or "the line"
+            prefix = f"{path}." if path else ""
+            stack.extend(
+                (child, f"{prefix}{key}")
+                for key, child in reversed(item.items())
+                if isinstance(child, dict | list)
+            )
+        elif isinstance(item, list):
+            stack.extend(
+                (child, f"{path}[{index}]")
+                for index, child in reversed(list(enumerate(item)))
+                if isinstance(child, dict | list)
+            )
+    return None

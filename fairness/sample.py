@@ -82,14 +82,26 @@ def sample_events(
     return out
 
 
-def stored_events(stream: str, events: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
-    """Events as the event store keeps them: body fields plus the chained hash."""
+def round_start(nonce: int) -> datetime:
+    """When a sample round's events start: the round on nonce k opens k seconds after
+    BASE_TIME, one event a millisecond, so a chain's rounds open after the previous reveal."""
+    return BASE_TIME + timedelta(seconds=nonce)
+
+
+def stored_events(
+    stream: str,
+    events: list[tuple[str, dict[str, Any]]],
+    start: datetime = BASE_TIME,
+    times: list[str] | None = None,
+) -> list[dict[str, Any]]:
+    """Events as the event store keeps them: body fields plus the chained hash. Version v is
+    recorded v milliseconds after `start`, or at `times[v - 1]` when given."""
     stored, prev = [], GENESIS
     for version, (type_, data) in enumerate(events, start=1):
-        at = BASE_TIME + timedelta(milliseconds=version)
+        at = (start + timedelta(milliseconds=version)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         body = {
             "stream": stream, "version": version, "type": type_, "schema_version": 1,
-            "data": data, "recorded_at": at.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+            "data": data, "recorded_at": at if times is None else times[version - 1],
         }  # fmt: skip
         prev = event_hash(prev, body)
         stored.append({**body, "hash": prev})
@@ -139,14 +151,25 @@ def sample_bundle(
             ruleset=ruleset,
             void_reason=void_reason,
         ),
+        round_start(nonce),
     )
     return bundle_line(receipt_from_events(stream, events), events, private_key)
 
 
-def resign(line: dict[str, Any], private_key: Ed25519PrivateKey) -> dict[str, Any]:
-    """Re-chain the events and re-sign the receipt after a tamper (a forger's best effort)."""
+def resign(
+    line: dict[str, Any], private_key: Ed25519PrivateKey, *, keep_times: bool = False
+) -> dict[str, Any]:
+    """Re-chain the events and re-sign the receipt after a tamper (a forger's best effort).
+
+    The events are recorded as `sample_bundle` records them for the receipt's nonce, or, with
+    `keep_times`, at their own recorded_at (a forger's changed times)."""
     stream = line["receipt"]["stream"]
-    events = stored_events(stream, [(e["type"], e["data"]) for e in line["events"]])
+    events = stored_events(
+        stream,
+        [(e["type"], e["data"]) for e in line["events"]],
+        round_start(line["receipt"]["nonce"]),
+        [e["recorded_at"] for e in line["events"]] if keep_times else None,
+    )
     receipt = {
         **line["receipt"],
         "final_event_hash": events[-1]["hash"],

@@ -7,7 +7,7 @@ from typing import Any
 from django.conf import settings
 
 from casino.errors import ApplicationError, ConflictError
-from fairness.models import RoundProof, SigningKey
+from fairness.models import RoundProof, SeedChain, SigningKey
 from fairness.receipt import key_id, private_key_from_hex, public_key_bytes
 
 
@@ -50,3 +50,28 @@ def round_proof_get(*, round_id: str) -> RoundProof:
             "commitment": data.get("commitment"),
         },
     )
+
+
+def seed_chain_get(*, chain_id: str) -> dict[str, Any]:
+    """A seed chain's public facts, for every chain ever made (used, in use or prepared): 404
+    unknown_chain if there is none. `created_at` is written as a bundle's chain line writes it
+    (YYYY-MM-DDTHH:MM:SS.ffffffZ)."""
+    from casino.eventstore.models import format_recorded_at
+
+    number = chain_id.isascii() and chain_id.isdigit() and len(chain_id) <= 18  # fits a bigint
+    chain = SeedChain.objects.filter(pk=int(chain_id)).first() if number else None
+    if chain is None:
+        raise ApplicationError(
+            f"No seed chain {chain_id} exists.",
+            code="unknown_chain",
+            status_code=404,
+            extra={"chain_id": chain_id},
+        )
+    return {
+        "chain_id": str(chain.pk),
+        "table_id": chain.table_id,
+        "terminal": chain.terminal,
+        "length": chain.length,
+        "created_at": format_recorded_at(chain.created_at),
+        "status": chain.status,
+    }

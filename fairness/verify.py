@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from fairness.bundle import parse_line
+from fairness.bundle import CHAIN_FORMAT, duplicated_key, line_failures, parse_line
 from fairness.checks import (
     KeyRing,
     check_cards,
@@ -30,6 +30,13 @@ from fairness.checks import (
     check_seed,
     check_signature,
 )
+from fairness.crossround import (
+    CrossRounds,
+    format_chain,
+    round_facts,
+    round_time_failures,
+)
+from fairness.crossround import summary as chains_summary
 from fairness.shoe import SHOE_SIZE, first_cards
 
 # events, receipt -> failure messages; plugged in when the rule engine is importable.
@@ -42,13 +49,24 @@ __all__ = [
 
 @dataclass(slots=True)
 class RoundReport:
-    """What the verifier found for one round: ok when `failures` is empty."""
+    """What the verifier found for one line (a round, or a chain line): ok when `failures` is
+    empty. The fields after `replayed` are what the cross-round checks need
+    (`fairness.crossround`), carried back from worker processes with `--jobs`."""
 
     line: int
     round_id: str
     failures: list[str] = field(default_factory=list)
     cards: int = 0
     replayed: bool = False
+    kind: str = "round"  # "round", or "chain" for a chain line (fairness.bundle.CHAIN_FORMAT)
+    chain: dict[str, Any] | None = None  # a chain line's fields
+    chain_id: str | None = None  # a round's receipt: its chain, nonce, table, commitment, seed
+    nonce: int | None = None
+    table_id: str | None = None
+    commitment: str | None = None
+    server_seed: str | None = None
+    opened_at: str | None = None  # recorded_at of RoundOpened
+    revealed_at: str | None = None  # recorded_at of ServerSeedRevealed
 
     @property
     def ok(self) -> bool:
@@ -169,7 +187,10 @@ def verify_lines(
     first_line: int = 1,
 ) -> Iterator[RoundReport]:
     """Verify every non-empty line of a bundle (text or UTF-8 bytes), in order; a line that
-    cannot be read (not JSON, not UTF-8) fails alone, and the lines after it are verified."""
+    cannot be read (not JSON, not UTF-8, a key twice in one object) fails alone, and the lines
+    after it are verified. Lines are strict (`fairness.bundle.line_failures`: a known format,
+    no unknown or missing field); each round's times must not run backwards. A chain line
+    gives a report of kind "chain"; the checks across rounds are `fairness.crossround`'s."""
     for number, text in enumerate(lines, start=first_line):
         if not text.strip():
             continue
@@ -183,11 +204,42 @@ def verify_lines(
             failure = "bundle: line is not a JSON object"
             yield RoundReport(line=number, round_id="?", failures=[failure])
             continue
-        yield verify_round(bundle, keys, line=number, replay_check=replay_check, float_free=True)
+        duplicated = duplicated_key(text, bundle)
+        if duplicated is not None:  # which of its values would be the line's? Neither.
+            yield RoundReport(line=number, round_id="?", failures=[duplicated])
+            continue
+        strict = line_failures(bundle)
+        if bundle.get("format") == CHAIN_FORMAT:
+            chain_id = bundle.get("chain_id")
+            yield RoundReport(
+                line=number,
+                round_id=chain_id if isinstance(chain_id, str) else "?",
+                failures=strict,
+                kind="chain",
+                chain=None if strict else bundle,
+            )
+            continue
+        events = bundle.get("events")
+        if isinstance(events, list):
+            strict.extend(round_time_failures(events))
+        report = verify_round(bundle, keys, line=number, replay_check=replay_check, float_free=True)
+        if strict:  # the line's own faults first, then the round's
+            report.failures[:0] = strict
+        facts = round_facts(bundle)
+        report.chain_id, report.nonce = facts["chain_id"], facts["nonce"]
+        report.table_id, report.commitment = facts["table_id"], facts["commitment"]
+        report.server_seed = facts["server_seed"]
+        report.opened_at, report.revealed_at = facts["opened_at"], facts["revealed_at"]
+        yield report
 
 
 def format_report(report: RoundReport) -> str:
-    """One line per round: OK or FAIL with every reason."""
+    """One line per round: OK or FAIL with every reason (a chain line: FAIL only)."""
+    if report.kind == "chain":
+        state = "OK  " if report.ok else "FAIL"
+        return f"{state} line {report.line} chain {report.round_id}: " + (
+            "; ".join(report.failures) or "chain line"
+        )
     if report.ok:
         replayed = ", replayed" if report.replayed else ""
         return f"OK   line {report.line} round {report.round_id}: {report.cards} cards{replayed}"
@@ -261,9 +313,16 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     replay_on = not args.no_replay and load_engine_replay() is not None
     progress = sys.stderr.isatty()
     started = time.perf_counter()
-    total = failed = 0
+    total = failed = bad_chain_lines = 0
+    cross = CrossRounds()
     with source:
         for report in _reports(source, keys, replay_on, max(args.jobs, 1)):
+            cross.add(report)
+            if report.kind == "chain":  # reported with the chains, below (a failure: here)
+                if not report.ok:
+                    bad_chain_lines += 1
+                    print(format_report(report), file=out)
+                continue
             total += 1
             failed += not report.ok
             if not report.ok or not args.quiet:
@@ -280,7 +339,15 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         f"({elapsed:.2f} s, {replay_note})",
         file=out,
     )
-    return 1 if failed or total == 0 else 0
+    # fairness-v1 section 6, per chain: after every line, so --jobs workers need not share.
+    chains = cross.results()
+    for chain in chains:
+        if not chain.ok or not args.quiet:
+            print(format_chain(chain), file=out)
+    if chains:
+        print(chains_summary(chains), file=out)
+    chains_failed = bad_chain_lines + sum(not chain.ok for chain in chains)
+    return 1 if failed or chains_failed or total == 0 else 0
 
 
 if __name__ == "__main__":

@@ -16,6 +16,10 @@ own transaction: a `Claim` is its `services.CommandHook`.
 - **Refusals.** A 409 (the state did not allow it now) or a 5xx (a malfunction) stores
   nothing and frees the key: retry it. Other refusals (400, 403, 404) are stored and replayed:
   when the command's transaction rolled back, in one statement of their own.
+- **A refusal that depends on the balance** (`insufficient_funds`) is a 409 whichever check
+  made it: DEAL's own check (before the bet) or the ledger's posting, which refuses when
+  another command spent the money in between or a DOUBLE, SPLIT or insurance is not covered
+  (the ledger says 400). Never stored: the same key retried after a top-up runs.
 - **An expired deadline, then a refusal:** the deadline's events commit (the round service
   keeps them) and the key's record follows the refusal in that same transaction: deleted
   for a 409, the stored error otherwise.
@@ -47,6 +51,7 @@ from casino.services import HookExit, RoundResult
 from ledger import posting
 from ledger.idempotency import idempotency_key_clean
 from ledger.models import IdempotencyRecord
+from ledger.money import parse_amount
 
 HEADER = OpenApiParameter(
     "Idempotency-Key",
@@ -109,6 +114,31 @@ def _json(value: dict[str, Any]) -> str:
         return orjson.dumps(value, default=_django_default, option=_ORJSON_OPTIONS).decode()
     except TypeError:
         return json.dumps(value, cls=DjangoJSONEncoder)
+
+
+BALANCE_CODES = frozenset({"insufficient_funds"})
+
+
+def _micro(value: Any) -> Any:
+    try:
+        return parse_amount(value, allow_zero=True) if type(value) is str else value
+    except ApplicationError:  # not an amount this edge would take: shown as it came
+        return value
+
+
+def balance_refusal(error: ApplicationError) -> ConflictError:
+    """A refusal for lack of funds as the API answers it: a 409 with `needed` and `available`
+    in micro-USDC, from DEAL's check (which gives them so) or the ledger's posting (`needed`
+    and `balance` as decimal strings)."""
+    extra = error.extra
+    return ConflictError(
+        "Insufficient funds for this bet.",
+        code="insufficient_funds",
+        extra={
+            "needed": _micro(extra.get("needed")),
+            "available": _micro(extra.get("available", extra.get("balance"))),
+        },
+    )
 
 
 def _interrupted(key: str) -> Answer:
@@ -183,7 +213,9 @@ class Claim:
 
     def refuse(self, error: ApplicationError) -> None:
         assert self.record_id is not None
-        if error.status_code == 409 or error.status_code >= 500:  # frees the key
+        if (
+            error.status_code == 409 or error.status_code >= 500 or error.code in BALANCE_CODES
+        ):  # frees the key
             rawsql.execute(_FORGET_SQL, [self.record_id])
             self.stored = True
             return
@@ -263,6 +295,8 @@ def idempotent_command(
     except Replay as replay:
         return replay.status, replay.body, True
     except ApplicationError as exc:
+        if exc.code in BALANCE_CODES:  # the key is free: rolled back, or deleted by `refuse`
+            raise balance_refusal(exc) from exc
         if (
             exc is claim.reused
             or exc.status_code == 409

@@ -199,7 +199,8 @@ def test_a_line_holding_nan_or_infinity_fails_as_not_json(constant: str) -> None
     untouched, with_null, report = verify_lines(
         [good, good[:-1] + ', "note": null}', tampered], KeyRing()
     )
-    assert untouched.ok and with_null.ok  # an extra key alone does not fail the line
+    assert untouched.ok  # an extra key fails the line as unknown, a NaN as not JSON
+    assert with_null.failures == ['bundle: unknown field "note" in the line']
     assert not report.ok
     assert report.failures == [
         f"bundle: line is not valid JSON (ValueError: {constant} is not a JSON number (money is "
@@ -410,8 +411,13 @@ def test_an_event_hashed_over_a_duplicate_key_fails_though_its_chain_is_consiste
     def duplicate(index: int, body: str) -> str:
         return body.replace('"card":"', '"card":"AS","card":"', 1) if index == first else body
 
-    failures = first_report(hashed_as_written(line, duplicate)).failures
+    text = hashed_as_written(line, duplicate)
+    failures = verify_round(json.loads(text), KeyRing()).failures
     assert failures[0].startswith(f"event hash: version {first + 1} (PlayerCardDealt) records ")
+    # Read as a bundle line, it fails before any hash: a key twice (fairness.bundle).
+    assert first_report(text).failures == [
+        f'bundle: duplicated key "card" in events[{first}].data (PlayerCardDealt)'
+    ]
 
 
 @pytest.mark.parametrize(
@@ -424,7 +430,10 @@ def test_an_event_hashed_over_a_duplicate_key_fails_though_its_chain_is_consiste
 )
 def test_an_event_hashed_in_another_layout_fails(layout: Any) -> None:
     text = hashed_as_written(bundle(2), lambda i, body: layout(body) if i == 3 else body)
-    assert first_report(text).failures[0].startswith("event hash: version 4 ")
+    hashed = verify_round(json.loads(text), KeyRing()).failures
+    assert hashed[0].startswith("event hash: version 4 ")
+    duplicated = 'bundle: duplicated key "type" in events[3] (BettingClosed)'
+    assert first_report(text).failures[0].startswith(("event hash: version 4 ", duplicated))
 
 
 def test_a_receipt_signed_in_another_layout_fails() -> None:
@@ -497,10 +506,15 @@ def test_a_second_events_or_receipt_key_cannot_smuggle_a_forgery_past_the_checks
         ',"signature":"',
         ',"receipt":' + json.dumps(forged_receipt, separators=(",", ":")) + ',"signature":"',
     )
-    reports = list(verify_lines([smuggled, sneaky], KeyRing()))
+    reports = [verify_round(json.loads(t), KeyRing()) for t in (smuggled, sneaky)]
     assert [r.ok for r in reports] == [False, False]
     assert any(f.startswith("event hash: version ") for f in reports[0].failures)
     assert reports[1].failures[0].startswith("signature: not a valid Ed25519 signature")
+    # Read as bundle lines, both fail before any check: a key twice (fairness.bundle).
+    assert [r.failures for r in verify_lines([smuggled, sneaky], KeyRing())] == [
+        ['bundle: duplicated key "events" in the line'],
+        ['bundle: duplicated key "receipt" in the line'],
+    ]
 
 
 def test_progress_is_shown_on_a_terminal(tmp_path: Path) -> None:
@@ -508,7 +522,16 @@ def test_progress_is_shown_on_a_terminal(tmp_path: Path) -> None:
     import pty
 
     file = tmp_path / "many.jsonl"
-    file.write_text((canonical_text(bundle(1)) + "\n") * 260)
+    chain = create_chain(260, head=hashlib.sha256(b"many").hexdigest())
+    # 260 rounds of one chain (the same round 260 times fails: a round id repeated)
+    rounds = [
+        sample_bundle(
+            round_id=f"r{k}", server_seed=chain.seed(k), client_seeds=["a"], nonce=k,
+            private_key=KEY,
+        )
+        for k in range(1, 261)
+    ]  # fmt: skip
+    file.write_text("".join(canonical_text(line) + "\n" for line in rounds))
     master, slave = pty.openpty()
     try:
         out = subprocess.run(

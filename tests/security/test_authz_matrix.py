@@ -106,6 +106,12 @@ ROWS = [
         lambda c: f"/api/fairness/rounds/{c.settled_round}/",
         everyone(200),
     ),
+    Row(
+        "fairness-seed-chain",
+        "get",
+        lambda c: f"/api/fairness/chains/{Round.objects.get(pk=c.settled_round).chain_id}/",
+        everyone(200),
+    ),
     Row("stats-leaderboard", "get", lambda c: "/api/stats/leaderboard/", everyone(200)),
     Row("stats-biggest-wins", "get", lambda c: "/api/stats/biggest-wins/", everyone(200)),
     Row("stats-tables", "get", lambda c: "/api/stats/tables/", everyone(200)),

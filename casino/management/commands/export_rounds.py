@@ -1,4 +1,9 @@
-"""`manage.py export_rounds --out FILE [--since DATE] [--round ID]`: the verifier's bundle."""
+"""`manage.py export_rounds --out FILE [--since DATE] [--round ID]`: the verifier's bundle.
+
+One chain line per seed chain of the exported rounds comes first (`casino.audit.chain_lines`:
+the nonces the export covers, so the verifier names any missing inside that range), then
+one line per finished round.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from casino.audit import export_lines, select_rounds
+from casino.audit import chain_lines, chain_scope, export_lines, select_rounds
 from casino.management.commands.audit import parse_since
 from casino.progress import ProgressBar
 
@@ -21,14 +26,18 @@ class Command(BaseCommand):
         parser.add_argument("--round", action="append", default=[], help="a round id (repeatable)")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        round_ids = select_rounds(
-            since=parse_since(options["since"]), round_ids=options["round"], finished_only=True
-        )
+        since = parse_since(options["since"])
+        # The chains first: every round they count as revealed is then among those selected.
+        scope = chain_scope("rounds" if options["round"] else "since" if since else "all")
+        round_ids = select_rounds(since=since, round_ids=options["round"], finished_only=True)
         if options["round"] and not round_ids:
             raise CommandError("none of those rounds exists or has finished")
+        chains = chain_lines(round_ids, scope)
         progress = ProgressBar("rounds")
         written = 0
         if options["out"] == "-":
+            for line in chains:
+                self.stdout.write(line)
             for line in export_lines(round_ids):
                 self.stdout.write(line)
                 written += 1
@@ -36,9 +45,11 @@ class Command(BaseCommand):
             path = Path(options["out"])
             tmp = path.with_name(path.name + ".partial")
             with tmp.open("w", encoding="utf-8") as out:
+                for line in chains:
+                    out.write(line + "\n")
                 for line in export_lines(round_ids):
                     out.write(line + "\n")
                     written += 1
                     progress(written, len(round_ids))
             tmp.replace(path)  # a crash never leaves a half-written bundle under the real name
-            self.stderr.write(f"wrote {written} rounds to {path}")
+            self.stderr.write(f"wrote {len(chains)} chain lines and {written} rounds to {path}")

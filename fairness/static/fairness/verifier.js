@@ -50,6 +50,11 @@ export async function verifyBundle(line, keys = null) {
     fail("bundle: a line needs a receipt object and a non-empty events list");
     return result;
   }
+  // A round line names its format (the Python verifier also refuses unknown fields).
+  if (!("format" in line)) fail('bundle: no format (a round line says "format": "fairness-v1-bundle")');
+  else if (line.format !== "fairness-v1-bundle") {
+    fail(`bundle: unknown format ${JSON.stringify(line.format)} (this verifier reads fairness-v1-bundle and fairness-v1-chain lines)`);
+  }
   try {
     // 5. signature
     const [key, why] = await resolveKey(line, keys);
