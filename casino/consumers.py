@@ -220,7 +220,7 @@ class TableConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         from casino.api import rounds as rest
         from casino.api.common import own_round_body
         from casino.api.idempotency import Claim, idempotent_command
-        from casino.api.tables import TableDealApi
+        from casino.api.tables import TableDealApi, deal_limits
         from casino.errors import ApplicationError
         from casino.models import RoundPlayer, Table
         from casino.services import RoundResult, round_command
@@ -265,6 +265,7 @@ class TableConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
                 return 200, own_round_body(result, player_id)
 
             def perform_deal(claim: Claim) -> tuple[int, dict[str, Any]]:
+                deal_limits(table=table, user=user, mode=mode, bets=bets)  # before the balance
                 return answer_deal(
                     tables.table_deal(table=table, user=user, mode=mode, bets=bets, hook=claim)
                 )

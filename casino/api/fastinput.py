@@ -70,14 +70,15 @@ def choice(*choices: str) -> Callable[[Any], str]:
     return check
 
 
-def amounts(max_length: int) -> Callable[[Any], list[int]]:
-    """A ListField of AmountField (strict decimal strings, ledger.money.parse_amount)."""
+def amounts(max_length: int, *, allow_zero: bool = False) -> Callable[[Any], list[int]]:
+    """A ListField of AmountField (strict decimal strings, ledger.money.parse_amount); with
+    `allow_zero`, of the bet field that takes 0 (an empty box)."""
 
     def check(value: Any) -> list[int]:
         if type(value) is not list or len(value) > max_length:
             raise _Slow
         try:
-            return [parse_amount(item, field="amount") for item in value]
+            return [parse_amount(item, field="amount", allow_zero=allow_zero) for item in value]
         except Exception as error:  # the serializer raises the same error, its own way
             raise _Slow from error
 

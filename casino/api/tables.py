@@ -20,10 +20,11 @@ from casino.api.common import (
     user_pk,
 )
 from casino.api.idempotency import HEADER, Claim, idempotent_response
-from casino.engine.rules import RULESETS
+from casino.engine.rules import BANKED, RULESETS
 from casino.errors import ApplicationError
 from casino.models import Table
 from ledger.apis import AmountField, AmountOutField, staff_permission
+from ledger.money import parse_amount
 
 
 @extend_schema_serializer(component_name="Seat")
@@ -247,6 +248,45 @@ class TableReadyApi(GameApi):
         )
 
 
+class BetAmountField(AmountField):
+    """One box's bet: an amount, or 0 for a box left empty (the engine's PlaceBet)."""
+
+    def to_internal_value(self, data: Any) -> int:
+        return parse_amount(data, field=self.field_name or "amount", allow_zero=True)
+
+
+def deal_limits(*, table: Table, user: Any, mode: str, bets: list[int]) -> None:
+    """The bet against the table's limits, before anything looks at the balance.
+
+    The engine checks them when it places the bet, but DEAL's balance check runs first, so a
+    bet above the maximum from a player short of funds was refused for the funds. Here, in
+    the engine's order and words: the number of boxes, then per box the chip unit, the
+    minimum and the maximum (0 is an empty box). A duel (a fixed stake) and another player's
+    personal table are left to `table_deal`, which refuses them before any of this.
+    """
+    rules = RULESETS[table.ruleset]
+    if rules.kind != BANKED or table.owner_id not in (None, user.pk):
+        return
+    amounts = bets if mode == "bet" else tables.bets_resolve(user=user, mode=mode, bets=bets)
+    if len(amounts) > rules.max_boxes:
+        raise ApplicationError(
+            f"{table.ruleset} has at most {rules.max_boxes} betting boxes.", code="too_many_boxes"
+        )
+    for amount in amounts:
+        if amount < 0 or amount % table.chip_unit:
+            raise ApplicationError(
+                f"bets are multiples of {table.chip_unit} micro-USDC", code="invalid_amount"
+            )
+        if 0 < amount < table.min_bet:
+            raise ApplicationError(
+                f"the table minimum is {table.min_bet}", code="bet_below_minimum"
+            )
+        if amount > table.max_bet:
+            raise ApplicationError(
+                f"the table maximum is {table.max_bet}", code="bet_above_maximum"
+            )
+
+
 class TableDealApi(GameApi):
     """Seed 000 betting: DEAL the bets given, REBET & DEAL, or DOUBLE BET & DEAL.
 
@@ -258,7 +298,7 @@ class TableDealApi(GameApi):
     class InputSerializer(serializers.Serializer[Any]):
         mode = serializers.ChoiceField(choices=["bet", "rebet", "double"], default="bet")
         bets = serializers.ListField(
-            child=AmountField(),
+            child=BetAmountField(),
             required=False,
             max_length=3,
             help_text="one amount per box; 0 leaves a box empty",
@@ -273,7 +313,7 @@ class TableDealApi(GameApi):
         InputSerializer,
         {
             "mode": (fastinput.choice("bet", "rebet", "double"), "bet"),
-            "bets": (fastinput.amounts(3), fastinput.OPTIONAL),
+            "bets": (fastinput.amounts(3, allow_zero=True), fastinput.OPTIONAL),
         },
         then=lambda values: not (values["mode"] == "bet" and not any(values.get("bets") or [])),
     )
@@ -301,6 +341,7 @@ class TableDealApi(GameApi):
 
         def perform(claim: Claim) -> tuple[int, dict[str, Any]]:
             user = request_user(request)
+            deal_limits(table=table, user=user, mode=mode, bets=bets)  # before the balance
             return answer(
                 tables.table_deal(
                     table=table,
