@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.contrib.auth import authenticate, login, logout
+from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer
 from rest_framework import serializers
+from rest_framework.authentication import CSRFCheck
 from rest_framework.authtoken.models import Token
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -26,11 +29,43 @@ class MeOut(serializers.Serializer[Any]):
     is_staff = serializers.BooleanField()
 
 
+_FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data", "text/plain")
+
+
+def _no_response(request: HttpRequest) -> HttpResponse:  # CsrfViewMiddleware's get_response
+    raise AssertionError("unused")
+
+
+def login_csrf_check(request: HttpRequest) -> None:
+    """Login CSRF: a page on another site must not log this browser into another account.
+
+    Django's checks, as its own login applies them: a request that carries an `Origin` must
+    come from this site (the Host it was sent to, scheme and port included, or one of
+    CSRF_TRUSTED_ORIGINS); a form body (what a cross-site form can send without a CORS
+    preflight) also needs the CSRF token, cookie and field or header. A JSON login without
+    an `Origin` is a script's (a browser sends one with every cross-site POST, and cannot
+    send JSON cross-site without a preflight this server never answers): it needs neither.
+    """
+    if getattr(request, "_dont_enforce_csrf_checks", False):  # Django's test client default
+        return
+    check = CSRFCheck(_no_response)
+    origin = request.META.get("HTTP_ORIGIN")
+    if origin is not None and not cast(Any, check)._origin_verified(request):
+        raise PermissionDenied(
+            f"CSRF Failed: Origin checking failed - {origin} does not match any trusted origins."
+        )
+    if (request.content_type or "").lower() in _FORM_TYPES:
+        check.process_request(request)  # reads the CSRF cookie
+        reason = check.process_view(request, _no_response, (), {})
+        if reason:
+            raise PermissionDenied(f"CSRF Failed: {reason}")
+
+
 class LoginApi(APIView):
     """Log in: sets the session cookie and returns a token (`Authorization: Token <token>`)."""
 
     permission_classes = [AllowAny]
-    authentication_classes: list[Any] = []  # no CSRF check on the way in
+    authentication_classes: list[Any] = []  # the CSRF and Origin checks: login_csrf_check
     throttle_scope = "login"  # settings.THROTTLE_RATES: guessing passwords is rate-limited
 
     @extend_schema_serializer(component_name="LoginInput")
@@ -54,6 +89,7 @@ class LoginApi(APIView):
         auth=[],
     )
     def post(self, request: Request) -> Response:
+        login_csrf_check(request._request)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         user = authenticate(
