@@ -32,6 +32,18 @@ class RoundOut(serializers.Serializer[Any]):
     view = serializers.DictField(help_text="the engine view; money in integer micro-USDC")
 
 
+class JsonBooleanField(serializers.BooleanField):
+    """A JSON `true` or `false`, nothing else. DRF's BooleanField also takes "yes", "on", "1",
+    1, "true" (form values): `{"confirm": "yes"}` confirmed a risky hit."""
+
+    default_error_messages = {"invalid": "Must be a JSON boolean: true or false."}
+
+    def to_internal_value(self, data: Any) -> bool:
+        if type(data) is not bool:
+            self.fail("invalid")
+        return data
+
+
 def round_body(*, round_id: str, version: int, status: str, view: dict[str, Any]) -> dict[str, Any]:
     """`RoundOut(...).data`, built directly: the same keys, order and values (CharField is
     `str`, IntegerField `int`, DictField copies with `str` keys), without a serializer

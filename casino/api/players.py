@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from casino import preferences, selectors
-from casino.api.common import GameApi, request_user, round_for_player
+from casino.api.common import GameApi, JsonBooleanField, request_user, round_for_player
 from casino.engine.views import view
 from casino.models import Round, RoundStatus
 from casino.services import round_state_for
@@ -34,11 +34,11 @@ class PreferencesApi(GameApi):
 
     @extend_schema_serializer(component_name="PreferencesInput")
     class InputSerializer(serializers.Serializer[Any]):
-        offer_insurance = serializers.BooleanField(required=False)
-        safety_net = serializers.BooleanField(required=False)
-        animation = serializers.BooleanField(required=False)
-        audio = serializers.BooleanField(required=False)
-        left_handed = serializers.BooleanField(required=False)
+        offer_insurance = JsonBooleanField(required=False)
+        safety_net = JsonBooleanField(required=False)
+        animation = JsonBooleanField(required=False)
+        audio = JsonBooleanField(required=False)
+        left_handed = JsonBooleanField(required=False)
         felt = serializers.ChoiceField(choices=list(preferences.FELTS), required=False)
 
     @extend_schema(operation_id="preferences_get", responses=OutputSerializer)

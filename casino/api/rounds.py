@@ -20,6 +20,7 @@ from casino.api import fastinput
 from casino.api.common import (
     ROUND_ID_RE,
     GameApi,
+    JsonBooleanField,
     RoundOut,
     own_round_body,
     round_body,
@@ -114,7 +115,7 @@ class HitApi(_ActionApi):
 
     @extend_schema_serializer(component_name="HitInput")
     class InputSerializer(serializers.Serializer[Any]):
-        confirm = serializers.BooleanField(default=False)
+        confirm = JsonBooleanField(default=False)
 
     FAST = fastinput.Spec(InputSerializer, {"confirm": (fastinput.boolean, False)})
 
@@ -174,7 +175,7 @@ class InsuranceApi(_ActionApi):
 
     @extend_schema_serializer(component_name="InsuranceInput")
     class InputSerializer(serializers.Serializer[Any]):
-        take = serializers.BooleanField()
+        take = JsonBooleanField()
         box = serializers.IntegerField(min_value=0, max_value=2, default=0)
         amount = AmountField(required=False, help_text="default: half the bet")
 
@@ -206,7 +207,7 @@ class EvenMoneyApi(_ActionApi):
 
     @extend_schema_serializer(component_name="EvenMoneyInput")
     class InputSerializer(serializers.Serializer[Any]):
-        take = serializers.BooleanField()
+        take = JsonBooleanField()
         box = serializers.IntegerField(min_value=0, max_value=2, default=0)
 
     FAST = fastinput.Spec(

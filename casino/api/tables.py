@@ -13,6 +13,7 @@ from casino import selectors, services, tables
 from casino.api import fastinput
 from casino.api.common import (
     GameApi,
+    JsonBooleanField,
     RoundOut,
     own_round_body,
     request_user,
@@ -219,7 +220,7 @@ class TableReadyApi(GameApi):
 
     @extend_schema_serializer(component_name="TableReadyInput")
     class InputSerializer(serializers.Serializer[Any]):
-        ready = serializers.BooleanField(default=True)
+        ready = JsonBooleanField(default=True)
 
     @extend_schema(
         operation_id="tables_ready",
