@@ -1,11 +1,12 @@
 """Verify rounds from a JSON Lines bundle: `python -m fairness.verify FILE [--keys KEYS]`.
 
-Each line is one round: {"receipt", "signature", "key_id", "public_key"?, "events"} (format in
-docs/fairness.md). Every round is checked against fairness-v1 section 5: (1) the revealed seed
-hashes to the commitment, (2) the client material is the participants' seeds in seat order,
-(3) every dealt card equals the shoe at positions 0, 1, 2, ..., (4) the recorded outcome and
-payouts (replayed through the rule engine when `casino.engine.decider.replay` is importable),
-(5) the event hash chain and the Ed25519 signature. Pure: no Django.
+Each line is a seed chain's or a round's (formats in docs/fairness.md, "Bundle format"). Every
+round is checked against fairness-v1 section 5 as docs/fairness.md states it: (1) the revealed
+seed hashes to the commitment, (2) the client material is the participants' seeds in seat
+order, (3) every dealt card equals the shoe at positions 0, 1, 2, ..., (4) the recorded events
+are exactly those the rules derive from the players' choices and the shoe (the proof of play,
+`fairness.replay`, when the rule engine `casino.engine` is importable), (5) the event hash
+chain and the Ed25519 signature; then the chains across rounds (section 6). Pure: no Django.
 """
 
 from __future__ import annotations
@@ -241,7 +242,7 @@ def format_report(report: RoundReport) -> str:
             "; ".join(report.failures) or "chain line"
         )
     if report.ok:
-        replayed = ", replayed" if report.replayed else ""
+        replayed = ", play checked" if report.replayed else ""
         return f"OK   line {report.line} round {report.round_id}: {report.cards} cards{replayed}"
     return f"FAIL line {report.line} round {report.round_id}: " + "; ".join(report.failures)
 
@@ -294,7 +295,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     )
     parser.add_argument("file", help="JSON Lines bundle, one round per line ('-' for stdin)")
     parser.add_argument("--keys", help="the JSON of GET /api/fairness/keys (trusted keys)")
-    parser.add_argument("--no-replay", action="store_true", help="skip the rule-engine replay")
+    parser.add_argument(
+        "--no-replay", action="store_true", help="skip the proof of play (the round decided anew)"
+    )
     parser.add_argument("--quiet", action="store_true", help="print failures and the summary only")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     args = parser.parse_args(argv)
@@ -333,7 +336,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     if progress and total >= PROGRESS_EVERY:
         print(file=sys.stderr)
     elapsed = time.perf_counter() - started
-    replay_note = "engine replay on" if replay_on else "engine replay off"
+    replay_note = "proof of play on" if replay_on else "proof of play off"
     print(
         f"{total} rounds: {total - failed} verified, {failed} failed "
         f"({elapsed:.2f} s, {replay_note})",

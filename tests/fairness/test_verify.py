@@ -366,7 +366,7 @@ def test_cli_with_jobs_reports_every_line_in_order(tmp_path: Path) -> None:
     rows = out.stdout.splitlines()
     assert [r.split(":")[0].split()[-1] for r in rows[:6]] == [f"r{n}" for n in range(1, 7)]
     assert rows[3].startswith("FAIL line 4 round r4: signature: ")
-    assert rows[6].startswith("6 rounds: 5 verified, 1 failed") and "engine replay on" in rows[6]
+    assert rows[6].startswith("6 rounds: 5 verified, 1 failed") and "proof of play on" in rows[6]
 
 
 BODY_KEYS = ("stream", "version", "type", "schema_version", "data", "recorded_at")
