@@ -324,7 +324,7 @@ async def _play_table(
 async def _measure(base: str, tokens: list[str], table: str, quick: bool) -> dict[str, Any]:
     seconds = 3.0 if quick else 10.0
     clients = 50 if quick else 200
-    origin = "http://127.0.0.1"
+    origin = base  # a page of this server: its origin, port included (casino.routing)
     await _wait_up(base)
     out: dict[str, Any] = {}
     await _hammer(base, "GET", "/api/bench/ping/", 4, 1.0)  # warm up

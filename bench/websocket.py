@@ -29,13 +29,16 @@ import websockets
 
 from bench.api import _fanout, _pct, _prepare, _serve, _spectated, _wait_up
 
-ORIGIN = "http://127.0.0.1"
+
+def _origin(url: str) -> str:
+    """The origin a page of this server sends (the port counts: casino.routing)."""
+    return "http" + url[2:].split("/ws/", 1)[0]
 
 
 async def _round_trips(url: str, frame: str, expect: str, count: int) -> list[float]:
     """`count` sequential round trips of `frame` on one socket (first answer of type `expect`)."""
     latencies: list[float] = []
-    async with websockets.connect(url, origin=ORIGIN, open_timeout=30) as ws:  # type: ignore[arg-type]
+    async with websockets.connect(url, origin=_origin(url), open_timeout=30) as ws:  # type: ignore[arg-type]
         for _ in range(count):
             started = time.perf_counter()
             await ws.send(frame)
@@ -63,7 +66,7 @@ async def _measure(base: str, token: str, table: str, quick: bool) -> dict[str, 
             "table_ping_rtt_p99_ms": _pct(ping, 0.99),
         }
     )
-    fanned: Any = await _fanout(base, clients, sends, ORIGIN)
+    fanned: Any = await _fanout(base, clients, sends, base)  # base: the page's origin
     # bench/api's _fanout returns the latencies, or (latencies, messages that never came)
     fan, missing = fanned if isinstance(fanned, tuple) else (fanned, None)
     out.update(
@@ -74,7 +77,7 @@ async def _measure(base: str, token: str, table: str, quick: bool) -> dict[str, 
             "bare_fanout_p99_ms": _pct(fan, 0.99),
         }
     )
-    game = await _spectated(base, token, table, clients, rounds, ORIGIN)
+    game = await _spectated(base, token, table, clients, rounds, base)
     out.update(
         {
             "game_rounds": rounds,

@@ -9,19 +9,16 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "casino.settings")
 # Django's ASGI handler, with its middleware chain in one thread hop (casino/asgi_handler.py).
 django_asgi_app = one_hop_asgi_application()
 
-from channels.auth import AuthMiddlewareStack  # noqa: E402
-from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from channels.routing import ProtocolTypeRouter  # noqa: E402
 
-from casino.routing import websocket_urlpatterns  # noqa: E402
+from casino.routing import websocket_application  # noqa: E402
 from casino.timers import start_in_process  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(
-            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
-        ),
+        # The Origin check (this site, port included), session and token auth, the routes.
+        "websocket": websocket_application(),
     }
 )
 

@@ -36,8 +36,11 @@ Server -> client:
   `not_found` 404, `not_your_turn` / `action_not_allowed` / `insufficient_funds` 409,
   `invalid_input` 400, `idempotency_key_reused` 422, `throttled` 429, ...); `id` is the
   command's id when the frame carried a usable one, else null.
-Close codes: 4404 (no such table, or another player's personal table), 1009 (frame too big),
-1008 (origin refused, by `AllowedHostsOriginValidator`).
+Close codes: 4401 (a token was sent and is not good: the handshake is accepted, then closed,
+so the client sees the code), 4404 (no such table, or another player's personal table: the
+handshake is refused, which a real server answers with HTTP 403), 1009 (frame too big). An
+Origin that is not this site (`casino.routing.SameSiteOriginValidator`) refuses the handshake
+(HTTP 403).
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ logger = logging.getLogger(__name__)
 MAX_MESSAGE_BYTES = 4096
 RESUME_ROUNDS = 50  # at most this many rounds replayed on a resume
 CLOSE_NOT_FOUND = 4404
+CLOSE_BAD_TOKEN = 4401  # a token was sent and is not good (REST answers 401)
 CLOSE_TOO_BIG = 1009
 CLOSE_POLICY = 1008
 ROUND_ID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -82,6 +86,10 @@ class TableConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
     """One browser or bot watching one table."""
 
     async def connect(self) -> None:
+        if self.scope.get("token_refused"):  # accepted, so that the client sees the code
+            await self.accept()
+            await self.close(code=CLOSE_BAD_TOKEN)
+            return
         self.table_id = str(self.scope["url_route"]["kwargs"]["table_id"])
         user = self.scope.get("user")
         self.player_id: str | None = (

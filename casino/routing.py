@@ -1,16 +1,22 @@
-"""WebSocket routes: `/ws/tables/<id>/` (session cookie or token auth; origin checked in asgi)."""
+"""WebSocket routes: `/ws/tables/<id>/` (session cookie or token auth), behind the Origin check.
+
+`websocket_application()` is the stack `casino.asgi` serves (and the tests drive): the Origin
+check (`SameSiteOriginValidator`), session auth, token auth, the routes.
+"""
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qs
 
 from channels.auth import AuthMiddlewareStack
 from channels.db import database_sync_to_async
 from channels.routing import URLRouter
-from channels.security.websocket import AllowedHostsOriginValidator
+from channels.security.websocket import WebsocketDenier
 from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.middleware.csrf import CsrfViewMiddleware
 from django.urls import re_path
 
 from casino.consumers import BenchConsumer, TableConsumer
@@ -31,26 +37,98 @@ def _token_user(key: str) -> Any:
     return token.user if token is not None and token.user.is_active else None
 
 
+def presented_token(scope: dict[str, Any]) -> str | None:
+    """The token the handshake carries (`Authorization: Token <key>` first, then `?token=`),
+    "" for one sent empty, None when none was sent."""
+    for name, value in scope.get("headers", []):
+        if name == b"authorization" and value[:6].lower() == b"token ":
+            return str(value[6:].decode("latin-1")).strip()
+    query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    found = query.get("token")
+    return str(found[0]) if found else None
+
+
 class TokenAuthMiddleware:
-    """`?token=<key>` or `Authorization: Token <key>` for clients without a session cookie."""
+    """`?token=<key>` or `Authorization: Token <key>` for clients without a session cookie.
+
+    A token that is sent must be good, as over REST (401): a bad one (unknown, revoked, its
+    user inactive, malformed, empty) sets `scope["token_refused"]` and the consumer closes the
+    socket with 4401 (`casino.consumers.CLOSE_BAD_TOKEN`) instead of making a spectator."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
-        user = scope.get("user")
-        if user is None or not user.is_authenticated:
-            key = None
-            for name, value in scope.get("headers", []):
-                if name == b"authorization" and value.startswith(b"Token "):
-                    key = value[6:].decode("latin-1").strip()
-            query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-            key = key or (query.get("token") or [None])[0]
-            if key:
-                found = await _token_user(key)
-                if found is not None:
+        key = presented_token(scope)
+        if key is not None:
+            found = await _token_user(key) if key else None
+            if found is None:
+                scope = {**scope, "token_refused": True}
+            else:
+                user = scope.get("user")
+                if user is None or not user.is_authenticated:
                     scope = {**scope, "user": found}
         return await self.inner(scope, receive, send)
+
+
+def _no_response(request: HttpRequest) -> HttpResponse:  # CsrfViewMiddleware's get_response
+    raise AssertionError("unused")
+
+
+class _Handshake(HttpRequest):
+    """A WebSocket handshake seen as the HTTP request it is, for Django's Origin check."""
+
+    def __init__(self, scope: dict[str, Any], origin: str, host: str | None) -> None:
+        super().__init__()
+        self._secure = scope.get("scheme") == "wss"
+        self.META["HTTP_ORIGIN"] = origin
+        if host is not None:
+            self.META["HTTP_HOST"] = host
+
+    def _get_scheme(self) -> str:
+        return "https" if self._secure else "http"
+
+
+def origin_allowed(scope: dict[str, Any]) -> bool:
+    """The handshake's Origin is this site: the rule of Django's CSRF check, which the login
+    applies too (`casino.api.auth`): scheme, host and port equal to the Host the handshake was
+    sent to (a host of ALLOWED_HOSTS), or an origin of CSRF_TRUSTED_ORIGINS. Without a Host
+    header (HTTP/1.1 always sends one) the origin's host must be allowed, on its scheme's
+    default port."""
+    headers = {name: value for name, value in scope.get("headers", [])}
+    raw_origin = headers.get(b"origin")
+    if raw_origin is None:
+        return False
+    origin = raw_origin.decode("latin-1")
+    raw_host = headers.get(b"host")
+    if raw_host is None:  # the origin's own host, as if the Host header had named it
+        scheme, _, rest = origin.partition("://")
+        if scheme not in ("http", "https") or not rest or ":" in rest or "/" in rest:
+            return False
+        host = rest
+        secure = scheme == "https"
+        scope = {**scope, "scheme": "wss" if secure else "ws"}
+    else:
+        host = raw_host.decode("latin-1")
+    check = CsrfViewMiddleware(_no_response)
+    return bool(cast(Any, check)._origin_verified(_Handshake(scope, origin, host)))
+
+
+class SameSiteOriginValidator:
+    """Refuses the handshake (HTTP 403 on a real server) unless `origin_allowed`. channels'
+    AllowedHostsOriginValidator compared only the Origin's host name with ALLOWED_HOSTS: a page
+    at `http://localhost:9999` could open a socket to the game on `localhost:8000` with the
+    visitor's session."""
+
+    def __init__(self, application: Any) -> None:
+        self.application = application
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
+        if scope["type"] != "websocket":
+            raise ValueError("SameSiteOriginValidator is for WebSocket connections")
+        if origin_allowed(scope):
+            return await self.application(scope, receive, send)
+        return await WebsocketDenier()(scope, receive, send)
 
 
 websocket_urlpatterns: list[Any] = [
@@ -64,4 +142,4 @@ if getattr(settings, "BENCH_ENDPOINTS", False):  # bench/api.py fan-out anchor
 
 def websocket_application() -> Any:
     """The WebSocket stack casino.asgi serves: origin check, session auth, token auth, routes."""
-    return AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
+    return SameSiteOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))

@@ -32,7 +32,11 @@ from tests.e2e.conftest import ROOT, base_env, free_port
 
 CLIENTS = 200
 IDLE_S = 6.5  # longer than channels-redis's 5 s blocking read (and redis-py's old timeout)
-ORIGIN = "http://127.0.0.1"
+
+
+def _origin(url: str) -> str:
+    """The page's origin a browser would send: the server's own, port included."""
+    return "http" + url[2:].split("/ws/", 1)[0]
 
 
 async def _open(url: str, count: int) -> list[Any]:
@@ -40,7 +44,7 @@ async def _open(url: str, count: int) -> list[Any]:
 
     async def one() -> Any:
         async with gate:
-            return await websockets.connect(url, origin=ORIGIN, open_timeout=30)  # type: ignore[arg-type]
+            return await websockets.connect(url, origin=_origin(url), open_timeout=30)  # type: ignore[arg-type]
 
     return list(await asyncio.gather(*(one() for _ in range(count))))
 
