@@ -239,11 +239,22 @@ def _move(events: list[Event], rules: list[int], pick: Callable[[int], int]) -> 
 
 
 def _insert_card(events: list[Event], rules: list[int], pick: Callable[[int], int]) -> list[Event]:
-    """One more card (the shoe's next, once re-dealt) for the dealer or a hand, anywhere."""
+    """One more card (the shoe's next, once re-dealt) for the dealer anywhere, or for a hand
+    while the rules deal (a card to a hand in its own turn would be a hit: a choice)."""
     cards = card_indexes(events)
     source = events[cards[pick(len(cards))]] if cards else DealerCardDealt(0, "", False)
-    to = 1 + pick(len(events) - 1)
+    if type(source) is PlayerCardDealt:
+        dealt = next((i for i, e in enumerate(events) if e.type in _PLAY_STARTS), len(events) - 1)
+        to = 1 + pick(dealt)
+    else:
+        to = 1 + pick(len(events) - 1)
     return [*events[:to], source, *events[to:]]
+
+
+# Where the deal ends and the players' choices begin.
+_PLAY_STARTS = frozenset(
+    {"TurnStarted", "DuelTimerStarted", "InsuranceOffered", "DealerPeeked", "RoundSettled"}
+)
 
 
 def _next_dealer_card(
