@@ -162,3 +162,30 @@ class PlayerPreferences(models.Model):
 
     def __str__(self) -> str:
         return f"preferences of {self.user_id}"
+
+
+class LoginToken(models.Model):
+    """One login's API token (a device): `Authorization: Token <key>` or the WebSocket's
+    `?token=`. Every login makes its own; logout revokes only the one it was made by, and a
+    player lists theirs (`GET /api/auth/tokens/`) and revokes any (`DELETE .../<id>/`).
+    Revoking a token ends its login's session too: a login is its session and its token.
+
+    Only a SHA-256 digest of the key is stored (a copy of the table gives no usable token),
+    with its first characters to tell tokens apart in the list."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="login_tokens"
+    )
+    digest = models.CharField(max_length=64, unique=True, help_text="SHA-256 of the key, hex")
+    prefix = models.CharField(max_length=8, help_text="the key's first characters")
+    created = models.DateTimeField(auto_now_add=True)
+    user_agent = models.CharField(max_length=200, blank=True, default="")
+    session_key = models.CharField(
+        max_length=40, blank=True, default="", help_text="the login's session: revoked with it"
+    )
+
+    class Meta:
+        ordering = ["user", "created", "id"]
+
+    def __str__(self) -> str:
+        return f"token {self.prefix}... of {self.user_id}"

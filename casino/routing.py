@@ -28,13 +28,11 @@ _TOKEN_RE = re.compile(r"[0-9A-Za-z]{1,64}")
 @database_sync_to_async
 def _token_user(key: str) -> Any:
     """The token's active user; None for an unknown key or one that is not a token at all."""
-    from rest_framework.authtoken.models import Token
+    from casino.api.authentication import token_user
 
     if not _TOKEN_RE.fullmatch(key):  # e.g. a NUL byte, which PostgreSQL refuses outright
         return None
-
-    token = Token.objects.select_related("user").filter(key=key).first()
-    return token.user if token is not None and token.user.is_active else None
+    return token_user(key)
 
 
 def presented_token(scope: dict[str, Any]) -> str | None:

@@ -266,6 +266,9 @@ LEDGER_NEGATIVE_BALANCE_TYPES: list[str] = env.list(
 )
 LEDGER_FAUCET_MAX_MICRO: int = env.int("LEDGER_FAUCET_MAX_MICRO", default=1_000_000_000)
 IDEMPOTENCY_RETENTION_DAYS: int = env.int("IDEMPOTENCY_RETENTION_DAYS", default=30)
+# API tokens: every login makes its own (casino.models.LoginToken); a player keeps at most
+# this many, the oldest revoked first.
+AUTH_TOKENS_PER_USER: int = env.int("AUTH_TOKENS_PER_USER", default=50)
 # Staff dashboard: a player's net win above this (micro-USDC) flags the round for review.
 REVIEW_WIN_THRESHOLD_MICRO: int = env.int("REVIEW_WIN_THRESHOLD_MICRO", default=500_000_000)
 # How far back the periodic audit looks (minutes), and how many rounds it takes per run.

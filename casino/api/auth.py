@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import Any, cast
 
+from django.conf import settings
 from django.contrib.auth import authenticate, login, logout
+from django.db import transaction
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer
@@ -17,8 +21,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from casino.api.common import GameApi
+from casino.api.authentication import key_digest, new_login_key
+from casino.api.common import GameApi, user_pk
 from casino.errors import ApplicationError
+from casino.models import LoginToken
 from casino.schema import ApiError
 
 
@@ -76,7 +82,7 @@ class LoginApi(APIView):
     @extend_schema_serializer(component_name="Login")
     class OutputSerializer(serializers.Serializer[Any]):
         user = MeOut()
-        token = serializers.CharField()
+        token = serializers.CharField(help_text="this login's own token (one per login)")
         csrf_token = serializers.CharField(help_text="send as X-CSRFToken with session auth")
 
     @extend_schema(
@@ -102,18 +108,121 @@ class LoginApi(APIView):
                 "Wrong username or password.", code="authentication_failed", status_code=401
             )
         login(request._request, user)
-        token, _ = Token.objects.get_or_create(user=user)
-        body = {"user": user, "token": token.key, "csrf_token": get_token(request._request)}
+        session = request._request.session
+        key, token = login_token_create(
+            user=user,
+            user_agent=request.headers.get("User-Agent", ""),
+            session_key=session.session_key or "",
+        )
+        session[SESSION_TOKEN_ID] = token.pk
+        body = {"user": user, "token": key, "csrf_token": get_token(request._request)}
         return Response(self.OutputSerializer(body).data)
 
 
+SESSION_TOKEN_ID = "casino_login_token_id"  # the session's own token: its logout revokes it
+
+
+def login_token_create(
+    *, user: Any, user_agent: str = "", session_key: str = ""
+) -> tuple[str, LoginToken]:
+    """A new token for one login (its key, shown once, and its row); the oldest beyond
+    settings.AUTH_TOKENS_PER_USER are revoked."""
+    key = new_login_key()
+    with transaction.atomic():
+        token = LoginToken.objects.create(
+            user=user,
+            digest=key_digest(key),
+            prefix=key[:8],
+            user_agent=user_agent[:200],
+            session_key=session_key,
+        )
+        keep = int(getattr(settings, "AUTH_TOKENS_PER_USER", 50))
+        stale = LoginToken.objects.filter(user=user).order_by("-created", "-id")[keep:]
+        login_tokens_revoke(
+            LoginToken.objects.filter(pk__in=list(stale.values_list("pk", flat=True)))
+        )
+    return key, token
+
+
+def login_tokens_revoke(tokens: QuerySet[LoginToken]) -> int:
+    """Revoke these login tokens and end their logins' sessions; how many were revoked."""
+    sessions = [k for k in tokens.values_list("session_key", flat=True) if k]
+    deleted, _ = tokens.delete()
+    store = import_module(settings.SESSION_ENGINE).SessionStore
+    for session_key in sessions:
+        store(session_key=session_key).delete()
+    return deleted
+
+
+def current_token_id(request: Request) -> int | None:
+    """The login token this request came with, or its session's own (None: neither)."""
+    if isinstance(request.auth, LoginToken):
+        return int(request.auth.pk)
+    session = getattr(request._request, "session", None)
+    found = session.get(SESSION_TOKEN_ID) if session is not None else None
+    return int(found) if isinstance(found, int) else None
+
+
 class LogoutApi(GameApi):
-    """Log out: ends the session and revokes the token."""
+    """Log out: ends the session and revokes this login's token only (other devices stay)."""
 
     @extend_schema(operation_id="auth_logout", request=None, responses={204: None})
     def post(self, request: Request) -> Response:
-        Token.objects.filter(user=request.user).delete()  # type: ignore[misc]
+        if isinstance(request.auth, Token):  # a DRF token (scripts): the one this came with
+            Token.objects.filter(pk=request.auth.pk).delete()
+        token_id = current_token_id(request)
+        if token_id is not None:
+            login_tokens_revoke(LoginToken.objects.filter(pk=token_id, user_id=user_pk(request)))
         logout(request._request)
+        return Response(status=204)
+
+
+@extend_schema_serializer(component_name="LoginTokenInfo")
+class TokenOut(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    prefix = serializers.CharField(help_text="the token's first characters")
+    created = serializers.DateTimeField()
+    user_agent = serializers.CharField(help_text="the User-Agent of the login that made it")
+    current = serializers.BooleanField(help_text="the token of this request (or its session)")
+
+
+class TokenListApi(GameApi):
+    """Your login tokens, one per login (device), oldest first."""
+
+    @extend_schema(operation_id="auth_tokens", responses=TokenOut(many=True))
+    def get(self, request: Request) -> Response:
+        current = current_token_id(request)
+        tokens = LoginToken.objects.filter(user_id=user_pk(request)).order_by("created", "id")
+        return Response(
+            [
+                TokenOut(
+                    {
+                        "id": t.pk,
+                        "prefix": t.prefix,
+                        "created": t.created,
+                        "user_agent": t.user_agent,
+                        "current": t.pk == current,
+                    }
+                ).data
+                for t in tokens
+            ]
+        )
+
+
+class TokenRevokeApi(GameApi):
+    """Revoke one of your login tokens: that login (its token and its session) is logged out."""
+
+    @extend_schema(
+        operation_id="auth_token_revoke",
+        responses={
+            204: None,
+            404: OpenApiResponse(ApiError, description="not_found: not one of your tokens"),
+        },
+    )
+    def delete(self, request: Request, token_id: int) -> Response:
+        mine = LoginToken.objects.filter(pk=token_id, user_id=user_pk(request))
+        if not login_tokens_revoke(mine):
+            raise ApplicationError("No such token.", code="not_found", status_code=404)
         return Response(status=204)
 
 

@@ -85,6 +85,15 @@ def players_only(status: int, **overrides: int) -> dict[str, int]:
 
 
 STAFF_ROLES = ("reviewer", "manager", "auditor", "staff")
+
+
+def _owner_token(ctx: Ctx) -> int:
+    """A login token of the owner (a new one per call)."""
+    from casino.api.auth import login_token_create
+
+    return int(login_token_create(user=ctx.users["owner"])[1].pk)
+
+
 R = "/api/rounds/{}/"
 
 ROWS = [
@@ -126,6 +135,13 @@ ROWS = [
     # --- the caller's own things: every signed-in user has their own
     Row("auth-logout", "post", lambda c: "/api/auth/logout/", signed_in(204)),
     Row("auth-me", "get", lambda c: "/api/auth/me/", signed_in(200)),
+    Row("auth-tokens", "get", lambda c: "/api/auth/tokens/", signed_in(200)),
+    Row(
+        "auth-token-revoke",
+        "delete",
+        lambda c: f"/api/auth/tokens/{_owner_token(c)}/",
+        signed_in(404, owner=204),  # the owner's login token: nobody else's to revoke
+    ),
     Row("fairness-client-seed", "get", lambda c: "/api/fairness/client-seed/", signed_in(200)),
     Row(
         "fairness-client-seed",
