@@ -10,25 +10,31 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from datetime import UTC
 from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ChangeList
-from django.db.models import QuerySet
+from django.db.models import Prefetch, QuerySet
 from django.http import HttpRequest
 from django.urls import URLPattern, path
 from django.utils.html import format_html
 
-from casino.dashboard import roundpage
+from casino.dashboard import display, roundpage
 from casino.dashboard import views as dashboard_views
+from casino.dashboard.display import usdc
+from casino.dashboard.templatetags.usdc import short_id as short_id_html
 from casino.engine.rules import RULESETS
 from casino.eventstore.models import StoredEvent
-from casino.models import Round, RoundStatus, Table, TableStatus
+from casino.models import Round, RoundPlayer, RoundStatus, Table, TableStatus
 from casino.tables import table_add
-from ledger.money import format_amount
 
 CARD = re.compile(r"[2-9TJQKA][SHDC]")
+
+# "View site": there is no player site yet (another issue adds /play/); the public page a
+# player has today is the fairness verify page.
+admin.site.site_url = "/fairness/verify/"
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
@@ -48,17 +54,19 @@ class ReadOnlyAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 class RoundAdmin(ReadOnlyAdmin):
     """The rounds list; a round's page is the review page (`dashboard_views.round_review`)."""
 
+    # Fits 1366 px: the id cut to 8 characters (the full id in its title, and in the search).
     list_display = (
-        "id",
+        "round",
         "ruleset",
-        "table",
+        "table_name",
+        "player_names",
         "status",
-        "flagged",
+        "flag",
         "stake",
         "returned",
         "fee_usdc",
-        "outcome",
-        "opened_at",
+        "outcome_text",
+        "opened",
     )
     list_filter = ("ruleset", "table", "status", "flagged", "opened_at")
     date_hierarchy = "opened_at"
@@ -66,17 +74,51 @@ class RoundAdmin(ReadOnlyAdmin):
     list_select_related = ("table",)
     list_per_page = 50
 
-    @admin.display(description="stake (USDC)", ordering="stake_total")
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Round]:
+        seated = RoundPlayer.objects.select_related("user").order_by("seat")
+        return super().get_queryset(request).prefetch_related(Prefetch("players", seated))
+
+    @admin.display(description="round", ordering="id")
+    def round(self, obj: Round) -> str:
+        return short_id_html(obj.id)
+
+    @admin.display(description="table", ordering="table__name")
+    def table_name(self, obj: Round) -> str:
+        return f"{obj.table.name} v{obj.table.version}"
+
+    @admin.display(description="players")
+    def player_names(self, obj: Round) -> str:
+        names = ", ".join(p.user.get_username() for p in obj.players.all())
+        return format_html('<span title="{}">{}</span>', names, names)
+
+    @admin.display(description="flag", boolean=True, ordering="flagged")
+    def flag(self, obj: Round) -> bool:
+        return obj.flagged
+
+    @admin.display(description="stake", ordering="stake_total")
     def stake(self, obj: Round) -> str:
-        return format_amount(obj.stake_total)
+        return usdc(obj.stake_total)
 
-    @admin.display(description="return (USDC)", ordering="return_total")
+    @admin.display(description="return", ordering="return_total")
     def returned(self, obj: Round) -> str:
-        return format_amount(obj.return_total)
+        return usdc(obj.return_total)
 
-    @admin.display(description="fee (USDC)", ordering="fee")
+    @admin.display(description="fee", ordering="fee")
     def fee_usdc(self, obj: Round) -> str:
-        return format_amount(obj.fee)
+        return usdc(obj.fee)
+
+    @admin.display(description="outcome")
+    def outcome_text(self, obj: Round) -> str:
+        names = {str(p.user_id): p.user.get_username() for p in obj.players.all()}
+        text = display.outcome_text(obj.outcome, names)
+        return format_html('<span title="{}">{}</span>', text, text)  # cut by the page's CSS
+
+    @admin.display(description="opened (UTC)", ordering="opened_at")
+    def opened(self, obj: Round) -> str:
+        when = obj.opened_at.astimezone(UTC)
+        return format_html(
+            '<span title="{}">{}</span>', when.isoformat(), when.strftime("%Y-%m-%d %H:%M")
+        )
 
     def get_search_results(
         self, request: HttpRequest, queryset: QuerySet[Round], search_term: str
@@ -140,10 +182,10 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         "name",
         "ruleset",
         "version",
-        "min_bet",
-        "max_bet",
-        "chip_unit",
-        "stake",
+        "min_bet_usdc",
+        "max_bet_usdc",
+        "chip_unit_usdc",
+        "stake_usdc",
         "seats",
         "status",
         "owner",
@@ -151,6 +193,22 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     list_filter = ("ruleset", "status")
     search_fields = ("name", "owner__username")
     actions = ("close_tables", "new_versions")
+
+    @admin.display(description="min bet", ordering="min_bet")
+    def min_bet_usdc(self, obj: Table) -> str:
+        return usdc(obj.min_bet)
+
+    @admin.display(description="max bet", ordering="max_bet")
+    def max_bet_usdc(self, obj: Table) -> str:
+        return usdc(obj.max_bet)
+
+    @admin.display(description="chip unit", ordering="chip_unit")
+    def chip_unit_usdc(self, obj: Table) -> str:
+        return usdc(obj.chip_unit)
+
+    @admin.display(description="stake (duel)", ordering="stake")
+    def stake_usdc(self, obj: Table) -> str:
+        return usdc(obj.stake) if obj.stake else "—"
 
     def get_readonly_fields(self, request: HttpRequest, obj: Table | None = None) -> Any:
         # Rounds carry their table's parameters: a saved table never changes them.

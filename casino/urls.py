@@ -18,6 +18,7 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpR
 
 
 handler404 = not_found
+handler403 = "casino.dashboard.views.permission_denied"  # staff pages: a page naming the role
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),

@@ -8,21 +8,30 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from casino.admin import ReadOnlyAdmin
+from casino.dashboard.display import usdc
 from ledger.models import AccountBalance, JournalEntry, Posting, WithdrawalRequest
 
 
 @admin.register(AccountBalance)
 class AccountBalanceAdmin(ReadOnlyAdmin):
-    list_display = ("account", "account_type", "balance", "state")
+    list_display = ("account", "account_type", "balance_usdc", "state")
     list_filter = ("account_type", "state")
     search_fields = ("account__key", "account__owner__username")
+
+    @admin.display(description="balance", ordering="balance")
+    def balance_usdc(self, obj: AccountBalance) -> str:
+        return usdc(obj.balance)
 
 
 class PostingInline(admin.TabularInline):  # type: ignore[type-arg]
     model = Posting
     extra = 0
     can_delete = False
-    readonly_fields = ("account", "amount")
+    fields = readonly_fields = ("account", "amount_usdc")
+
+    @admin.display(description="amount")
+    def amount_usdc(self, obj: Posting) -> str:
+        return usdc(obj.amount)
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
@@ -38,12 +47,40 @@ class JournalEntryAdmin(ReadOnlyAdmin):
 
 @admin.register(WithdrawalRequest)
 class WithdrawalRequestAdmin(ReadOnlyAdmin):
-    list_display = ("id", "user", "amount_micro", "status", "created_at", "resolved_at")
-    list_filter = ("status",)
+    list_display = (
+        "reference",
+        "player",
+        "amount",
+        "network",
+        "address",
+        "status",
+        "created_at",
+        "resolved_by",
+        "resolved_at",
+    )
+    list_filter = ("status", "network")
+    list_select_related = ("user", "resolved_by")
+    search_fields = ("user__username", "address")
+
+    @admin.display(description="reference", ordering="pk")
+    def reference(self, obj: WithdrawalRequest) -> str:
+        return obj.reference
+
+    @admin.display(description="player", ordering="user__username")
+    def player(self, obj: WithdrawalRequest) -> str:
+        return obj.user.get_username()
+
+    @admin.display(description="amount", ordering="amount_micro")
+    def amount(self, obj: WithdrawalRequest) -> str:
+        return usdc(obj.amount_micro)
 
 
 @admin.register(Posting)
 class PostingAdmin(ReadOnlyAdmin):
-    list_display = ("id", "entry", "account", "amount")
+    list_display = ("id", "entry", "account", "amount_usdc")
     search_fields = ("account__key", "entry__reference")
     list_select_related = ("entry", "account")
+
+    @admin.display(description="amount", ordering="amount")
+    def amount_usdc(self, obj: Posting) -> str:
+        return usdc(obj.amount)

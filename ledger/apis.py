@@ -27,6 +27,7 @@ from rest_framework.views import APIView
 from casino.errors import ApplicationError
 from casino.schema import ApiError, paginated
 from ledger import selectors, services
+from ledger.destinations import ADDRESS_MAX, NETWORKS, destination_clean
 from ledger.idempotency import idempotent_request
 from ledger.models import JournalEntry, WithdrawalRequest
 from ledger.money import CURRENCY, format_amount, parse_amount
@@ -86,8 +87,11 @@ class EntryOut(serializers.Serializer[Any]):
 
 class WithdrawalOut(serializers.Serializer[Any]):
     id = serializers.IntegerField()
+    reference = serializers.CharField()
     user_id = serializers.IntegerField()
     amount = AmountOutField(source="amount_micro")
+    network = serializers.CharField()
+    address = serializers.CharField()
     status = serializers.CharField()
     created_at = serializers.DateTimeField()
     resolved_at = serializers.DateTimeField(allow_null=True)
@@ -176,6 +180,12 @@ class AmountInput(serializers.Serializer[Any]):
     amount = AmountField()
 
 
+class WithdrawalInput(AmountInput):
+    # The destination (ledger/destinations.py): both or neither; staff complete only with one.
+    network = serializers.ChoiceField(choices=list(NETWORKS), required=False)
+    address = serializers.CharField(max_length=ADDRESS_MAX, required=False)
+
+
 class WithdrawalRequestApi(APIView):
     throttle_scope = "money"  # settings.THROTTLE_RATES
     permission_classes = [IsAuthenticated]
@@ -183,13 +193,19 @@ class WithdrawalRequestApi(APIView):
     @extend_schema(
         operation_id="wallet_withdrawal_request",
         parameters=[IDEMPOTENCY_HEADER],
-        request=AmountInput,
+        request=WithdrawalInput,
         responses={201: WithdrawalOut},
     )
     def post(self, request: Request) -> Response:
-        data = AmountInput(data=request.data)
+        data = WithdrawalInput(data=request.data)
         data.is_valid(raise_exception=True)
         amount = data.validated_data["amount"]
+        destination: dict[str, str] = {}
+        if "network" in data.validated_data or "address" in data.validated_data:
+            network, address = destination_clean(
+                data.validated_data.get("network"), data.validated_data.get("address")
+            )
+            destination = {"network": network, "address": address}
 
         def perform(key: str, fingerprint: str) -> tuple[int, dict[str, Any]]:
             withdrawal = services.withdrawal_request_post(
@@ -197,11 +213,15 @@ class WithdrawalRequestApi(APIView):
                 amount_micro=amount,
                 idempotency_key=key,
                 entry_fingerprint=fingerprint,
+                **destination,
             )
             return 201, dict(WithdrawalOut(withdrawal).data)
 
         return _idempotent_response(
-            request, operation="withdrawal_request", payload={"amount": amount}, perform=perform
+            request,
+            operation="withdrawal_request",
+            payload={"amount": amount, **destination},
+            perform=perform,
         )
 
 

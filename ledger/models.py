@@ -165,8 +165,23 @@ class WithdrawalStatus(models.TextChoices):
     CANCELLED = "cancelled"
 
 
+class WithdrawalNetwork(models.TextChoices):
+    """Where a withdrawal goes (`ledger.destinations` checks the address for each)."""
+
+    NONE = "", "not recorded"  # requests made before destinations were recorded
+    ETHEREUM = "ethereum", "Ethereum"
+    POLYGON = "polygon", "Polygon"
+    ARBITRUM = "arbitrum", "Arbitrum One"
+    BASE = "base", "Base"
+    SOLANA = "solana", "Solana"
+
+
 class WithdrawalRequest(models.Model):
-    """A player's request to withdraw; funds sit in pending_withdrawal until staff decide."""
+    """A player's request to withdraw; funds sit in pending_withdrawal until staff decide.
+
+    Its journal entries (request, then completion or cancellation) share its own reference,
+    `withdrawal:<id>`. Completing it needs a destination and someone other than the requester.
+    """
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="withdrawals"
@@ -175,8 +190,16 @@ class WithdrawalRequest(models.Model):
     status = models.CharField(
         max_length=16, choices=WithdrawalStatus.choices, default=WithdrawalStatus.PENDING
     )
+    network = models.CharField(
+        max_length=16, choices=WithdrawalNetwork.choices, blank=True, default=""
+    )
+    address = models.CharField(max_length=64, blank=True, default="")
+    # Set in the transaction that creates the row (the entry's reference needs the row's id).
     request_entry = models.OneToOneField(
-        JournalEntry, on_delete=models.PROTECT, related_name="withdrawal_requested"
+        JournalEntry,
+        null=True,
+        on_delete=models.PROTECT,
+        related_name="withdrawal_requested",
     )
     resolution_entry = models.OneToOneField(
         JournalEntry,
@@ -200,6 +223,15 @@ class WithdrawalRequest(models.Model):
 
     def __str__(self) -> str:
         return f"withdrawal {self.pk} ({self.status})"
+
+    @property
+    def reference(self) -> str:
+        """The reference of this withdrawal's journal entries (unique per withdrawal)."""
+        return withdrawal_reference(self.pk)
+
+
+def withdrawal_reference(withdrawal_id: int | None) -> str:
+    return f"withdrawal:{withdrawal_id}"
 
 
 class IdempotencyRecord(models.Model):

@@ -16,7 +16,14 @@ from django.utils import timezone
 
 from casino.errors import ApplicationError, ConflictError
 from ledger import posting
-from ledger.models import EntryKind, JournalEntry, WithdrawalRequest, WithdrawalStatus
+from ledger.destinations import destination_clean
+from ledger.models import (
+    EntryKind,
+    JournalEntry,
+    WithdrawalRequest,
+    WithdrawalStatus,
+    withdrawal_reference,
+)
 from ledger.rounds import (
     UserRef,
     round_settle_post,
@@ -26,6 +33,7 @@ from ledger.rounds import (
 )
 
 __all__ = [
+    "four_eyes_check",
     "round_settle",
     "round_settle_post",
     "round_stake",
@@ -119,42 +127,69 @@ def wallet_faucet_post(
 
 
 def withdrawal_request_post(
-    *, user: UserRef, amount_micro: int, idempotency_key: str, entry_fingerprint: str | None = None
+    *,
+    user: UserRef,
+    amount_micro: int,
+    idempotency_key: str,
+    entry_fingerprint: str | None = None,
+    network: str = "",
+    address: str = "",
 ) -> WithdrawalRequest:
-    """Move funds from available to pending_withdrawal and open a request for staff."""
+    """Move funds from available to pending_withdrawal and open a request for staff.
+
+    `network` and `address` (both or neither) are the destination, checked for the network's
+    format (`ledger.destinations`); staff cannot complete a request without one. The request's
+    entry is referenced `withdrawal:<id>`, as its completion or cancellation will be.
+    """
     if isinstance(amount_micro, bool) or not isinstance(amount_micro, int) or amount_micro <= 0:
         raise posting.LedgerInvariantError("a withdrawal must be > 0", code="amount_invalid")
+    if network or address:
+        network, address = destination_clean(network, address)
     user_id = user_id_of(user)
     available = posting.player_available(user_id)
     pending = posting.pending_withdrawal(user_id)
-    fp = entry_fingerprint or posting.fingerprint(
-        {"op": "withdrawal_request", "user": user_id, "amount": amount_micro}
-    )
+    asked: dict[str, object] = {"op": "withdrawal_request", "user": user_id, "amount": amount_micro}
+    if network:  # without a destination: the fingerprint of the requests made before them
+        asked.update(network=network, address=address)
+    fp = entry_fingerprint or posting.fingerprint(asked)
     rows = posting.lock_accounts([available, pending])
     existing = posting.find_entry(idempotency_key, fp)
     if existing is not None:
         return WithdrawalRequest.objects.get(request_entry=existing)
-    entry = posting.post(
+    if rows[available.key].balance < amount_micro:  # before the row: nothing to undo
+        raise posting.insufficient_funds(rows[available.key], amount_micro)
+    withdrawal = WithdrawalRequest.objects.create(
+        user_id=user_id, amount_micro=amount_micro, network=network, address=address
+    )
+    withdrawal.request_entry = posting.post(
         kind=EntryKind.WITHDRAWAL_REQUESTED,
-        reference=f"withdrawal-request:{user_id}",
+        reference=withdrawal_reference(withdrawal.pk),
         idempotency_key=idempotency_key,
         entry_fingerprint=fp,
         legs={available.key: -amount_micro, pending.key: amount_micro},
         rows=rows,
         created_by_id=user_id,
     )
-    return WithdrawalRequest.objects.create(
-        user_id=user_id, amount_micro=amount_micro, request_entry=entry
-    )
+    withdrawal.save(update_fields=["request_entry"])
+    return withdrawal
 
 
 def withdrawal_request(
-    *, user: UserRef, amount_micro: int, idempotency_key: str
+    *,
+    user: UserRef,
+    amount_micro: int,
+    idempotency_key: str,
+    network: str = "",
+    address: str = "",
 ) -> WithdrawalRequest:
     """Durable `withdrawal_request_post`."""
     with transaction.atomic(durable=True):
         return withdrawal_request_post(
-            user=user, amount_micro=amount_micro, idempotency_key=idempotency_key
+            user=user,
+            amount_micro=amount_micro,
+            idempotency_key=idempotency_key,
+            network=network,
+            address=address,
         )
 
 
@@ -167,6 +202,8 @@ def _withdrawal_resolve(
     withdrawal = WithdrawalRequest.objects.select_for_update().filter(pk=withdrawal_id).first()
     if withdrawal is None:
         raise ApplicationError("No such withdrawal request.", code="not_found", status_code=404)
+    if complete:
+        four_eyes_check(withdrawal, staff)
     if withdrawal.status != WithdrawalStatus.PENDING:
         resolution = withdrawal.resolution_entry
         if resolution is not None and resolution.idempotency_key == idempotency_key:
@@ -185,7 +222,7 @@ def _withdrawal_resolve(
         raise posting.key_reused_error(idempotency_key)
     entry = posting.post(
         kind=kind,
-        reference=f"withdrawal:{withdrawal.pk}",
+        reference=withdrawal_reference(withdrawal.pk),
         idempotency_key=idempotency_key,
         entry_fingerprint=fp,
         legs={pending.key: -withdrawal.amount_micro, target.key: withdrawal.amount_micro},
@@ -200,10 +237,38 @@ def _withdrawal_resolve(
     return withdrawal
 
 
+def withdrawal_requester_ids(withdrawal: WithdrawalRequest) -> set[int]:
+    """Who asked for this withdrawal: its player and whoever created its request entry."""
+    ids = {withdrawal.user_id}
+    if withdrawal.request_entry_id is not None:
+        created_by = (
+            JournalEntry.objects.filter(pk=withdrawal.request_entry_id)
+            .values_list("created_by_id", flat=True)
+            .first()
+        )
+        if created_by is not None:
+            ids.add(created_by)
+    return ids
+
+
+def four_eyes_check(withdrawal: WithdrawalRequest, staff: UserRef) -> None:
+    """Refuse (403 `four_eyes`) an approval by the person who requested the withdrawal."""
+    if user_id_of(staff) in withdrawal_requester_ids(withdrawal):
+        raise ApplicationError(
+            f"Four eyes: you requested withdrawal {withdrawal.reference}, so you cannot "
+            "approve it. Another staff member must complete it.",
+            code="four_eyes",
+            status_code=403,
+            extra={"withdrawal_id": withdrawal.pk},
+        )
+
+
 def withdrawal_complete_post(
     *, withdrawal_id: int, staff: UserRef, idempotency_key: str
 ) -> WithdrawalRequest:
-    """Staff: the funds left (off-chain, by hand): pending_withdrawal -> external."""
+    """Staff: the funds left (off-chain, by hand): pending_withdrawal -> external.
+
+    The approver must not be the requester (`four_eyes_check`)."""
     return _withdrawal_resolve(
         withdrawal_id=withdrawal_id, staff=staff, idempotency_key=idempotency_key, complete=True
     )

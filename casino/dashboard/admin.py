@@ -8,11 +8,15 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest
+from django.template.response import TemplateResponse
+from django.utils.html import format_html
 
 from casino.admin import ReadOnlyAdmin
+from casino.dashboard.display import usdc
 from casino.dashboard.models import (
     LedgerAccount,
     PendingWithdrawal,
@@ -20,25 +24,66 @@ from casino.dashboard.models import (
     Receivable,
     RoundReview,
 )
+from casino.dashboard.templatetags.usdc import short_id as short_id_html
 from casino.errors import ApplicationError
-from ledger.models import WithdrawalStatus
-from ledger.money import format_amount
-from ledger.services import withdrawal_cancel_post, withdrawal_complete_post
+from ledger.models import AccountType, EscrowState, WithdrawalRequest, WithdrawalStatus
+from ledger.services import (
+    withdrawal_cancel_post,
+    withdrawal_complete_post,
+    withdrawal_requester_ids,
+)
 
 RESOLVE_WITHDRAWAL = "dashboard.resolve_withdrawal"
 
 
+class SpentEscrowFilter(admin.SimpleListFilter):
+    """Round escrows with nothing left in them once their round finished are hidden unless
+    asked for: every round leaves one, and they would bury the accounts that hold money."""
+
+    title = "spent round escrows"
+    parameter_name = "spent_escrow"
+    SHOW = "show"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [(self.SHOW, "Shown")]
+
+    def choices(self, changelist: Any) -> Any:
+        for choice in super().choices(changelist):
+            if choice["display"] == "All":  # what "All" means here: the default, without them
+                choice["display"] = "Hidden"
+            yield choice
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if self.value() == self.SHOW:
+            return queryset
+        return queryset.exclude(spent_escrow_q())
+
+
+def spent_escrow_q() -> Q:
+    """A round escrow at zero whose round finished (the escrow settled or voided)."""
+    return Q(
+        type=AccountType.ROUND_ESCROW,
+        balance_row__balance=0,
+        balance_row__state__in=[EscrowState.SETTLED, EscrowState.VOIDED],
+    )
+
+
 @admin.register(LedgerAccount)
 class LedgerAccountAdmin(ReadOnlyAdmin):
-    list_display = ("key", "type", "owner", "balance", "created_at")
-    list_filter = ("type",)
+    list_display = ("key", "type", "owner", "balance", "escrow_state", "created_at")
+    list_filter = (SpentEscrowFilter, "type")
     search_fields = ("key", "owner__username")
     list_select_related = ("balance_row", "owner")
 
-    @admin.display(description="balance (USDC)")
+    @admin.display(description="balance", ordering="balance_row__balance")
     def balance(self, obj: LedgerAccount) -> str:
         row = getattr(obj, "balance_row", None)
-        return format_amount(row.balance) if row is not None else "—"
+        return usdc(row.balance) if row is not None else "—"
+
+    @admin.display(description="escrow")
+    def escrow_state(self, obj: LedgerAccount) -> str:
+        row = getattr(obj, "balance_row", None)
+        return row.state if row is not None and obj.type == AccountType.ROUND_ESCROW else ""
 
 
 @admin.register(Receivable)
@@ -60,32 +105,68 @@ class ReceivableAdmin(ReadOnlyAdmin):
     def owner(self, obj: Receivable) -> Any:
         return obj.account.owner
 
-    @admin.display(description="owed (USDC)", ordering="balance")
+    @admin.display(description="owed", ordering="balance")
     def owed(self, obj: Receivable) -> str:
-        return format_amount(-obj.balance)
+        return usdc(-obj.balance)
+
+
+def completion_blockers(withdrawal: WithdrawalRequest, user: Any) -> list[str]:
+    """Why `user` may not complete this withdrawal now (nothing: they may)."""
+    problems = []
+    if not withdrawal.network or not withdrawal.address:
+        problems.append(
+            "No destination recorded (requested before destinations were): cancel it, and the "
+            "player requests again with a network and an address."
+        )
+    if user.pk in withdrawal_requester_ids(withdrawal):
+        problems.append(
+            "Four eyes: you requested this withdrawal, so you cannot approve it. Another "
+            "staff member must complete it."
+        )
+    return problems
 
 
 @admin.register(PendingWithdrawal)
 class PendingWithdrawalAdmin(ReadOnlyAdmin):
-    list_display = ("id", "user", "amount", "created_at")
-    search_fields = ("user__username",)
+    """Pending withdrawals. *Complete* (funds sent) asks for a confirmation on its own page,
+    and refuses the requester (four eyes) and a withdrawal without a destination; *Cancel*
+    gives the funds back at once."""
+
+    list_display = ("reference", "player", "amount", "network", "address_shown", "created_at")
+    list_select_related = ("user",)
+    search_fields = ("user__username", "address")
+    list_filter = ("network",)
     actions = ("complete", "cancel")
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         return super().get_queryset(request).filter(status=WithdrawalStatus.PENDING)
 
-    @admin.display(description="amount (USDC)", ordering="amount_micro")
+    @admin.display(description="reference", ordering="pk")
+    def reference(self, obj: PendingWithdrawal) -> str:
+        return obj.reference
+
+    @admin.display(description="player", ordering="user__username")
+    def player(self, obj: PendingWithdrawal) -> str:
+        return obj.user.get_username()
+
+    @admin.display(description="amount", ordering="amount_micro")
     def amount(self, obj: PendingWithdrawal) -> str:
-        return format_amount(obj.amount_micro)
+        return usdc(obj.amount_micro)
+
+    @admin.display(description="address")
+    def address_shown(self, obj: PendingWithdrawal) -> str:
+        return format_html("<code>{}</code>", obj.address) if obj.address else "— (none)"
 
     def has_resolve_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm(RESOLVE_WITHDRAWAL)
 
-    def _resolve(self, request: HttpRequest, queryset: QuerySet[Any], complete: bool) -> None:
+    def _resolve(
+        self, request: HttpRequest, withdrawals: list[WithdrawalRequest], complete: bool
+    ) -> None:
         service = withdrawal_complete_post if complete else withdrawal_cancel_post
         verb = "complete" if complete else "cancel"
-        done = 0
-        for withdrawal in queryset:
+        done = []
+        for withdrawal in withdrawals:
             try:
                 with transaction.atomic(durable=True):
                     service(
@@ -93,28 +174,90 @@ class PendingWithdrawalAdmin(ReadOnlyAdmin):
                         staff=request.user,
                         idempotency_key=f"staff:withdrawal:{withdrawal.pk}:{verb}",
                     )
-                done += 1
+                done.append(withdrawal.reference)
             except ApplicationError as error:
-                self.message_user(request, f"#{withdrawal.pk}: {error.message}", messages.ERROR)
-        self.message_user(request, f"{verb.title()}d {done} withdrawal(s).", messages.SUCCESS)
+                self.message_user(
+                    request,
+                    f"Not {verb}d ({withdrawal.reference}): {error.message}",
+                    messages.ERROR,
+                )
+        if done:
+            self.message_user(
+                request,
+                f"{verb.title()}d {len(done)} withdrawal(s): {', '.join(done)}.",
+                messages.SUCCESS,
+            )
 
-    @admin.action(description="Complete selected withdrawals (funds sent)", permissions=["resolve"])
-    def complete(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
-        self._resolve(request, queryset, complete=True)
+    @admin.action(
+        description="Complete selected withdrawals (funds sent): asks to confirm",
+        permissions=["resolve"],
+    )
+    def complete(self, request: HttpRequest, queryset: QuerySet[Any]) -> TemplateResponse | None:
+        """First the confirmation page; its POST (`post=yes` with `confirm` ticked) completes."""
+        rows = [
+            (w, completion_blockers(w, request.user))
+            for w in queryset.select_related("user").order_by("pk")
+        ]
+        error = ""
+        if request.POST.get("post") == "yes":
+            if request.POST.get("confirm"):
+                for withdrawal, problems in rows:
+                    for problem in problems:
+                        self.message_user(
+                            request,
+                            f"Not completed ({withdrawal.reference}): {problem}",
+                            messages.ERROR,
+                        )
+                self._resolve(request, [w for w, problems in rows if not problems], True)
+                return None
+            error = "Not completed: tick the confirmation that the funds were sent."
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Complete withdrawals: confirm",
+            "opts": self.model._meta,
+            "rows": rows,
+            "completable": sum(1 for _, problems in rows if not problems),
+            "error": error,
+            "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+        }
+        return TemplateResponse(
+            request,
+            "admin/casino/withdrawal_confirm.html",
+            context,
+            status=400 if error else 200,
+        )
 
     @admin.action(description="Cancel selected withdrawals (refund)", permissions=["resolve"])
     def cancel(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
-        self._resolve(request, queryset, complete=False)
+        self._resolve(request, list(queryset.order_by("pk")), complete=False)
 
 
 @admin.register(RoundReview)
 class RoundReviewAdmin(ReadOnlyAdmin):
-    list_display = ("round_id", "pending", "reasons", "flagged_at", "reviewed_by", "reviewed_at")
-    list_filter = ("pending",)
+    list_display = (
+        "round",
+        "pending",
+        "reasons",
+        "flagged_at",
+        "resolution",
+        "reviewed_by",
+        "reviewed_at",
+        "notes",
+    )
+    list_filter = ("pending", "resolution")
     search_fields = ("round_id",)
+
+    @admin.display(description="round", ordering="round_id")
+    def round(self, obj: RoundReview) -> str:
+        return short_id_html(obj.round_id)
 
 
 @admin.register(PlayerProfile)
 class PlayerProfileAdmin(ReadOnlyAdmin):
-    list_display = ("user", "display_name", "opt_out")
+    list_display = ("username", "display_name", "opt_out")
+    list_select_related = ("user",)
     search_fields = ("user__username", "display_name")
+
+    @admin.display(description="player", ordering="user__username")
+    def username(self, obj: PlayerProfile) -> str:
+        return obj.user.get_username()

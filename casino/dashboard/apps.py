@@ -19,3 +19,13 @@ class DashboardConfig(AppConfig):
         from casino.dashboard.roles import sync_after_migrate
 
         post_migrate.connect(sync_after_migrate, sender=self, dispatch_uid="dashboard-roles")
+        from django.conf import settings
+        from django.db.models.signals import post_save
+
+        from casino.dashboard.hooks import profile_for_new_player
+
+        post_save.connect(
+            profile_for_new_player,
+            sender=settings.AUTH_USER_MODEL,
+            dispatch_uid="dashboard-player-profile",
+        )

@@ -14,10 +14,12 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Sequence
+from typing import Any
 
 from django.conf import settings
 
 from casino import rawsql
+from casino.dashboard.display import player_name, usdc
 from casino.engine.events import RoundSettled
 from casino.engine.state import RoundState
 from casino.eventstore.models import StoredEvent
@@ -47,9 +49,23 @@ def automatic_flags(state: RoundState, events: Sequence[StoredEvent]) -> list[tu
         threshold = settings.REVIEW_WIN_THRESHOLD_MICRO
         big = {p: n for p, n in player_nets(state.settlement).items() if n > threshold}
         if big:
-            detail = ", ".join(f"player {p} won {n} micro-USDC" for p, n in sorted(big.items()))
-            flags.append((BIG_WIN, f"{detail} (threshold {threshold})"))
+            names = _usernames(list(big))
+            detail = ", ".join(
+                f"{player_name(names, p)} won {usdc(n)}" for p, n in sorted(big.items())
+            )
+            flags.append((BIG_WIN, f"{detail} (threshold {usdc(threshold)})"))
     return flags
+
+
+def _usernames(player_ids: list[str]) -> dict[str, str]:
+    from django.contrib.auth import get_user_model
+
+    User = get_user_model()
+    pks = [int(p) for p in player_ids if p.isdigit()]
+    return {
+        str(pk): name
+        for pk, name in User.objects.filter(pk__in=pks).values_list("pk", User.USERNAME_FIELD)
+    }
 
 
 def after_round_commit(round_id: str, state: RoundState, events: Sequence[StoredEvent]) -> None:
@@ -61,6 +77,16 @@ def after_round_commit(round_id: str, state: RoundState, events: Sequence[Stored
         round_flag(round_id=round_id, reason=reason, detail=detail)
     if _stats_moved(state, events):
         stats.announce(round_id=round_id, table_id=state.opened.table_id)
+
+
+def profile_for_new_player(sender: Any, instance: Any, created: bool, **kwargs: Any) -> None:
+    """post_save of the user model: every new player (not staff) gets their PlayerProfile, so
+    "Player profiles" lists every player, not only those who once set a display name."""
+    if not created or kwargs.get("raw") or instance.is_staff:
+        return
+    from casino.dashboard.models import PlayerProfile
+
+    PlayerProfile.objects.get_or_create(user_id=instance.pk)
 
 
 def _stats_moved(state: RoundState, events: Sequence[StoredEvent]) -> bool:

@@ -23,6 +23,13 @@ class RoundReview(models.Model):
     reviewed_by = models.CharField(max_length=150, blank=True, default="")
     reviewed_at = models.DateTimeField(null=True, blank=True)
     notes = models.TextField(blank=True, default="")
+    resolution = models.CharField(
+        max_length=16,
+        choices=[("", "open"), ("reviewed", "reviewed"), ("voided", "voided")],
+        blank=True,
+        default="",
+        help_text="how the item left the queue: reviewed (notes) or voided (the void's reason)",
+    )
     version = models.PositiveIntegerField(default=0, help_text="last review event folded")
 
     class Meta:
@@ -38,7 +45,12 @@ class RoundReview(models.Model):
 
 
 class PlayerProfile(models.Model):
-    """How a player appears on public stats: a chosen display name, or not at all."""
+    """How a player appears on public stats: a chosen display name, or not at all.
+
+    Every player (a user created without staff status) has one from the start: a
+    `post_save` receiver creates it (`casino.dashboard.hooks.profile_for_new_player`), and
+    migration 0003 created those of the players that existed before.
+    """
 
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="public_profile"

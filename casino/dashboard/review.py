@@ -2,7 +2,9 @@
 
 The events go to the round's review stream `review-<round id>` (the round's own stream is
 replayed by the engine, which knows only game events). `RoundReview` and the round's
-`flagged` / `flag_reason` columns are folded from that stream, here and in `rebuild`.
+`flagged` / `flag_reason` columns are folded from that stream, here and in `rebuild`. A flag
+puts the round in the queue; marking it reviewed (with notes) or a staff void (with its
+reason) takes it out, recording who and why.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ MALFUNCTION = "malfunction"
 AUDIT_FAILURE = "audit_failure"
 BIG_WIN = "big_win"
 RETRIES = 3
+RESOLVED_REVIEWED, RESOLVED_VOIDED = "reviewed", "voided"  # RoundReview.resolution
 FLAG_REASON_MAX = 200
 
 
@@ -59,6 +62,13 @@ def fold(row: RoundReview, event: StoredEvent) -> None:
         row.reviewed_by = data["by"]
         row.reviewed_at = event.recorded_at
         row.notes = data["notes"]
+        row.resolution = RESOLVED_REVIEWED
+    elif event.type == VOID_REQUESTED:  # a staff void settles the question: out of the queue
+        row.pending = False
+        row.reviewed_by = data["by"]
+        row.reviewed_at = event.recorded_at
+        row.notes = data["reason"]
+        row.resolution = RESOLVED_VOIDED
     row.version = event.version
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from django.db.models import Q
 
 from casino.audit import audit_round
+from casino.dashboard.display import hand_label, player_name
 from casino.engine.state import RoundState
 from casino.engine.views import Viewer, view
 from casino.eventstore.models import StoredEvent
@@ -178,3 +179,14 @@ def ledger_entries(round_id: str) -> list[JournalEntry]:
         .order_by("id")
         .prefetch_related("postings__account")
     )
+
+
+def hand_rows(rendered: dict[str, Any], names: dict[str, str]) -> list[dict[str, Any]]:
+    """The cards table's player rows: "alice, box 1" (counted from 1), the hand's view."""
+    rows = []
+    for box in rendered["boxes"]:
+        name = player_name(names, box["player_id"])
+        for index, hand in enumerate(box["hands"]):
+            label = hand_label(name, box["box"], index, len(box["hands"]))
+            rows.append({"label": label, "hand": hand})
+    return rows

@@ -17,9 +17,11 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils import timezone
+from django.views import defaults
 
-from casino.dashboard import report, review, roundpage
+from casino.dashboard import display, report, review, roundpage
 from casino.dashboard.models import RoundReview
+from casino.dashboard.roles import ROLES
 from casino.dashboard.tables import table_new_versions
 from casino.errors import ApplicationError
 from casino.models import Round
@@ -33,9 +35,88 @@ FLAG_ROUND = "dashboard.flag_round"
 REVIEW_ROUND = "dashboard.review_round"
 
 
+class StaffPermissionDenied(PermissionDenied):
+    """A dashboard refusal that knows the permission it wanted (for the 403 page)."""
+
+    def __init__(self, permission: str) -> None:
+        super().__init__(f"needs the {permission} permission")
+        self.permission = permission
+
+
 def _require(request: HttpRequest, perm: str) -> None:
     if not request.user.has_perm(perm):
-        raise PermissionDenied(f"needs the {perm} permission")
+        raise StaffPermissionDenied(perm)
+
+
+def _admin_permission(request: HttpRequest) -> str | None:
+    """The permission an admin page refused for: from its URL name (`app_model_add`...)."""
+    match = getattr(request, "resolver_match", None)
+    name = getattr(match, "url_name", None) or ""
+    for model in admin.site._registry:
+        meta = model._meta
+        prefix = f"{meta.app_label}_{meta.model_name}_"
+        if name.startswith(prefix):
+            action = ADMIN_PAGE_ACTIONS.get(name[len(prefix) :], "view")
+            return f"{meta.app_label}.{action}_{meta.model_name}"
+    return None
+
+
+ADMIN_PAGE_ACTIONS = {"add": "add", "delete": "delete", "changelist": "view", "change": "view"}
+
+
+def roles_granting(permission: str) -> list[str]:
+    """The staff roles (groups) holding `permission`, then "superuser" (who holds every one)."""
+    from django.contrib.auth.models import Group
+
+    app_label, _, codename = permission.partition(".")
+    groups = Group.objects.filter(
+        name__in=ROLES,
+        permissions__content_type__app_label=app_label,
+        permissions__codename=codename,
+    )
+    held = set(groups.values_list("name", flat=True))
+    return [*(role for role in ROLES if role in held), "superuser"]
+
+
+def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """handler403: in the staff dashboard, a styled page naming the role needed."""
+    user = request.user
+    if not (
+        request.path.startswith(reverse("admin:index"))
+        and user.is_authenticated
+        and getattr(user, "is_staff", False)
+    ):
+        return defaults.permission_denied(request, exception or PermissionDenied())
+    permission = getattr(exception, "permission", None) or _admin_permission(request)
+    roles = roles_granting(permission) if permission else ["superuser"]
+    label = ""
+    if permission:
+        from django.contrib.auth.models import Permission
+
+        app_label, _, codename = permission.partition(".")
+        found = Permission.objects.filter(
+            content_type__app_label=app_label, codename=codename
+        ).first()
+        label = found.name if found else ""
+    context = {
+        **admin.site.each_context(request),
+        "title": "Not allowed",
+        "permission": permission,
+        "permission_label": label,
+        "roles_needed": roles,
+        "needed_text": _roles_text(roles),
+        "your_roles": sorted(user.groups.filter(name__in=ROLES).values_list("name", flat=True)),
+    }
+    return TemplateResponse(request, "admin/casino/403.html", context, status=403)
+
+
+def _roles_text(roles: list[str]) -> str:
+    """["manager", "superuser"] -> "the manager role (or a superuser)"."""
+    staff = [r for r in roles if r != "superuser"]
+    if not staff:
+        return "a superuser"
+    named = " or ".join(staff)
+    return f"the {named} role{'s' if len(staff) > 1 else ''} (or a superuser)"
 
 
 def _context(request: HttpRequest, title: str, **extra: Any) -> dict[str, Any]:
@@ -48,11 +129,18 @@ def _context(request: HttpRequest, title: str, **extra: Any) -> dict[str, Any]:
 
 
 class FlagForm(forms.Form):
-    reason = forms.CharField(max_length=200, widget=forms.TextInput(attrs={"size": 60}))
+    reason = forms.CharField(
+        max_length=200,
+        widget=forms.TextInput(attrs={"size": 60}),
+        error_messages={"required": "A flag needs a reason."},
+    )
 
 
 class ReviewedForm(forms.Form):
-    notes = forms.CharField(widget=forms.Textarea(attrs={"rows": 3, "cols": 60}))
+    notes = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+        error_messages={"required": "Reviewing needs notes: write what you checked."},
+    )
 
 
 class VoidForm(forms.Form):
@@ -64,6 +152,17 @@ class VoidForm(forms.Form):
 
 def round_review(request: HttpRequest, round_id: str) -> HttpResponse:
     """The round review page: badges, timeline with cards, players, ledger, staff actions."""
+    return _review_page(request, round_id)
+
+
+def _review_page(
+    request: HttpRequest,
+    round_id: str,
+    *,
+    flag_form: forms.Form | None = None,
+    reviewed_form: forms.Form | None = None,
+    status: int = 200,
+) -> HttpResponse:
     _require(request, VIEW_ROUND)
     row = Round.objects.select_related("table").filter(id=round_id).first()
     if row is None:
@@ -74,15 +173,19 @@ def round_review(request: HttpRequest, round_id: str) -> HttpResponse:
     # Hidden cards are secret only while the round is open; after it, the seed is public anyway.
     can_see_hole = roundpage.may_see_hidden_cards(request.user, state)
     rendered = roundpage.staff_view(state, can_see_hole)
+    players = list(row.players.select_related("user").order_by("seat"))
+    names = {str(p.user_id): p.user.get_username() for p in players}
     context = _context(
         request,
         f"Round {round_id}",
         round=row,
         state_view=rendered,
+        hand_rows=roundpage.hand_rows(rendered, names),
+        outcome=display.outcome_text(row.outcome, names),
         can_see_hole=can_see_hole,
         badges=roundpage.badges(round_id, state),
         timeline=roundpage.timeline(stored, rendered),
-        players=row.players.select_related("user").order_by("seat"),
+        players=players,
         entries=roundpage.ledger_entries(round_id),
         staff_actions=review.review_events(round_id),
         review_row=RoundReview.objects.filter(round_id=round_id).first(),
@@ -91,10 +194,10 @@ def round_review(request: HttpRequest, round_id: str) -> HttpResponse:
         can_flag=request.user.has_perm(FLAG_ROUND),
         can_review=request.user.has_perm(REVIEW_ROUND),
         can_void=request.user.has_perm(VOID_ROUND) and row.status != "voided",
-        flag_form=FlagForm(),
-        reviewed_form=ReviewedForm(),
+        flag_form=flag_form or FlagForm(),
+        reviewed_form=reviewed_form or ReviewedForm(),
     )
-    return TemplateResponse(request, "admin/casino/round/review.html", context)
+    return TemplateResponse(request, "admin/casino/round/review.html", context, status=status)
 
 
 def _back(round_id: str) -> HttpResponse:
@@ -110,8 +213,12 @@ def _staff_post(
     act: Callable[[dict[str, Any]], object],
     done: str,
     invalid: str,
+    form_name: str,
 ) -> HttpResponse:
-    """A staff action posted from the review page: check, validate, act, report, go back."""
+    """A staff action posted from the review page: check, validate, act, report, go back.
+
+    An invalid form (no reason, empty notes) is not a no-op: the review page comes back
+    (400) with the error at the top and on the form's field."""
     _require(request, permission)
     if request.method != "POST":
         return _back(round_id)
@@ -119,12 +226,13 @@ def _staff_post(
     if form.is_valid():
         try:
             act(form.cleaned_data)
-            messages.success(request, done)
         except ApplicationError as error:
-            messages.error(request, error.message)
-    else:
-        messages.error(request, invalid)
-    return _back(round_id)
+            form.add_error(None, error.message)
+        else:
+            messages.success(request, done)
+            return _back(round_id)
+    messages.error(request, invalid)
+    return _review_page(request, round_id, status=400, **{form_name: form})
 
 
 def round_flag_page(request: HttpRequest, round_id: str) -> HttpResponse:
@@ -137,7 +245,8 @@ def round_flag_page(request: HttpRequest, round_id: str) -> HttpResponse:
             round_id=round_id, reason=data["reason"], user=request.user
         ),
         done="Round flagged for review.",
-        invalid="A flag needs a reason.",
+        invalid="Not flagged: a flag needs a reason.",
+        form_name="flag_form",
     )
 
 
@@ -151,7 +260,8 @@ def round_reviewed_page(request: HttpRequest, round_id: str) -> HttpResponse:
             round_id=round_id, notes=data["notes"], user=request.user
         ),
         done="Round marked reviewed.",
-        invalid="Reviewing needs notes.",
+        invalid="Not marked reviewed: write what you checked in the notes.",
+        form_name="reviewed_form",
     )
 
 
@@ -172,8 +282,8 @@ def round_void_page(request: HttpRequest, round_id: str) -> HttpResponse:
         else:
             messages.success(
                 request,
-                f"Round voided: {result.round.stake_total} micro-USDC of stakes refunded; "
-                "server seed revealed.",
+                f"Round voided: {display.usdc(result.round.stake_total)} of stakes refunded; "
+                "server seed revealed; its review-queue item is closed.",
             )
             return _back(round_id)
     context = _context(request, f"Void round {round_id}", round=row, form=form)
@@ -182,9 +292,12 @@ def round_void_page(request: HttpRequest, round_id: str) -> HttpResponse:
 
 def review_queue_page(request: HttpRequest) -> HttpResponse:
     _require(request, VIEW_ROUND)
-    rows = review.review_queue()
+    rows = review.review_queue().prefetch_related("players__user")
     reviews = {r.round_id: r for r in RoundReview.objects.filter(pending=True)}
-    items = [(r, reviews.get(r.id)) for r in rows]
+    items = [
+        (r, reviews.get(r.id), ", ".join(p.user.get_username() for p in r.players.all()))
+        for r in rows
+    ]
     return TemplateResponse(
         request, "admin/casino/round/queue.html", _context(request, "Review queue", items=items)
     )
@@ -209,15 +322,20 @@ def _report_range(request: HttpRequest) -> tuple[date, date]:
 def daily_report_page(request: HttpRequest) -> HttpResponse:
     _require(request, VIEW_ROUND)
     since, until = _report_range(request)
-    rows = report.daily_rows(since=since, until=until)
+    built = report.build(since=since, until=until)
     context = _context(
         request,
         "Daily report",
-        rows=rows,
+        rows=[(r, report.printed(r)) for r in built.rows],
+        totals=report.printed(built.totals),
+        totals_row=built.totals,
+        by_ruleset=[(r, report.printed(r)) for r in built.by_ruleset],
+        by_table=[(r, report.printed(r)) for r in built.by_table],
         since=since,
         until=until,
-        chart=report.svg_chart(rows),
+        chart=report.svg_chart(built.rows),
         theoretical=report.THEORETICAL_RTP,
+        z99=report.Z99,
         query=request.GET.urlencode(),
     )
     return TemplateResponse(request, "admin/casino/round/report.html", context)
@@ -226,8 +344,9 @@ def daily_report_page(request: HttpRequest) -> HttpResponse:
 def daily_report_csv(request: HttpRequest) -> StreamingHttpResponse:
     _require(request, VIEW_ROUND)
     since, until = _report_range(request)
+    built = report.build(since=since, until=until)
     response = StreamingHttpResponse(
-        report.csv_lines(report.daily_rows(since=since, until=until)), content_type="text/csv"
+        report.csv_lines(built.rows, built.totals), content_type="text/csv"
     )
     response["Content-Disposition"] = f'attachment; filename="daily-{since}-{until}.csv"'
     return response

@@ -44,7 +44,7 @@ def drive_the_void(page: Any, base_url: str, round_id: str) -> None:
     page.fill("#id_password", "manager-pw")
     page.click("input[type=submit]")
     page.wait_for_selector("#queue")
-    page.click(f"#queue a:has-text('{round_id}')")
+    page.click(f"#queue tr[data-round='{round_id}'] a")  # the link shows the id's first 8
     page.wait_for_selector("#badges")
     statuses = {
         b.get_attribute("data-badge"): b.get_attribute("data-status")

@@ -65,9 +65,10 @@ def test_page_chart_and_csv(played, staff) -> None:
     response = client.get(reverse("admin:casino_round_report_csv"))
     text = b"".join(response.streaming_content).decode()
     rows = list(csv.DictReader(io.StringIO(text)))
-    assert [r["ruleset"] for r in rows] == ["classic", "duel"]
-    assert rows[0]["voids"] == "1" and rows[1]["rtp_theoretical"] == "97.0"
-    assert "." in rows[0]["handle"] and len(rows[0]["handle"].split(".")[1]) == 6
+    assert [r["ruleset"] for r in rows] == ["classic", "duel", "all"]  # then the totals row
+    assert rows[0]["voids"] == "1" and rows[1]["rtp_theoretical_pct"] == "97.00"
+    assert rows[2]["day"] == "total" and rows[2]["voids"] == "1"
+    assert "." in rows[0]["handle_usdc"] and len(rows[0]["handle_usdc"].split(".")[1]) >= 2
     bad = client.get(reverse("admin:casino_round_report"), {"since": "not-a-date"})
     assert bad.status_code == 400
 

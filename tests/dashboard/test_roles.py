@@ -37,9 +37,18 @@ ALLOWED: dict[str, set[str]] = {
 }
 
 
+ADDRESS = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"  # EIP-55's own example
+
+
 def _withdrawal() -> WithdrawalRequest:
     player = make_player("withdrawer")
-    return withdrawal_request(user=player, amount_micro=5 * USDC, idempotency_key="w1")
+    return withdrawal_request(
+        user=player,
+        amount_micro=5 * USDC,
+        idempotency_key="w1",
+        network="ethereum",
+        address=ADDRESS,
+    )
 
 
 def act_view_round(client: Client, round_id: str) -> bool:
@@ -71,9 +80,11 @@ def act_void(client: Client, round_id: str) -> bool:
 
 def _withdrawal_action(client: Client, action: str) -> str:
     withdrawal = _withdrawal()
+    # Completing asks for a confirmation first: this is the confirmation page's own POST.
+    confirmed = {"post": "yes", "confirm": "on"} if action == "complete" else {}
     client.post(
         reverse("admin:dashboard_pendingwithdrawal_changelist"),
-        {"action": action, "_selected_action": [withdrawal.pk], "index": 0},
+        {"action": action, "_selected_action": [withdrawal.pk], "index": 0, **confirmed},
     )
     return WithdrawalRequest.objects.get(pk=withdrawal.pk).status
 

@@ -40,9 +40,9 @@ def test_ledger_pages_show_balances_and_pending_withdrawals(staff) -> None:
     withdrawal = withdrawal_request(user=player, amount_micro=7 * USDC, idempotency_key="k")
     auditor = login(staff["auditor"])
     accounts = auditor.get(reverse("admin:dashboard_ledgeraccount_changelist")).content.decode()
-    assert f"player_available:{player.pk}" in accounts and "93.000000" in accounts
+    assert f"player_available:{player.pk}" in accounts and "93.00 USDC" in accounts
     pending = auditor.get(reverse("admin:dashboard_pendingwithdrawal_changelist")).content.decode()
-    assert "7.000000" in pending
+    assert "7.00 USDC" in pending
     assert 'value="complete"' not in pending  # the auditor gets no resolve actions
     manager = login(staff["manager"])
     page = manager.get(reverse("admin:dashboard_pendingwithdrawal_changelist")).content.decode()
@@ -52,7 +52,7 @@ def test_ledger_pages_show_balances_and_pending_withdrawals(staff) -> None:
         {"action": "cancel", "_selected_action": [withdrawal.pk], "index": 0},
     )
     again = manager.get(reverse("admin:dashboard_pendingwithdrawal_changelist")).content.decode()
-    assert "7.000000" not in again
+    assert "7.00 USDC" not in again
     from ledger.selectors import wallet_balances
 
     assert wallet_balances(user_id=player.pk)["player_available"] == 100 * USDC
