@@ -1,9 +1,12 @@
-// Verify one round in the browser or Node: the checks of fairness-v1 section 5 points 1, 2, 3
-// and 5, plus the receipt's outcome against the events (the rule-engine replay of point 4 is
-// done by `python -m fairness.verify`). Mirrors fairness/verify.py; messages say what and where.
+// Verify one round in the browser or Node: the checks of fairness-v1 section 5, points 1 to 5.
+// Point 4 twice: the receipt's outcome against the events, and the proof of play (play.js: the
+// round decided again here from the players' choices, every rule-forced event derived and the
+// recorded stream required to equal it). Mirrors fairness/verify.py; messages say what and where.
 
+import { checkPlay } from "./play.js";
 import {
-  GENESIS, canonicalJson, eventHash, hashSeed, isSeed, keyId, shoeCards, verifyReceiptSignature,
+  GENESIS, SHOE_SIZE, canonicalJson, eventHash, hashSeed, isSeed, keyId, shoeCards,
+  verifyReceiptSignature,
 } from "./shoe.js";
 
 const SETTLED_FIELDS = ["hands", "insurance", "fee", "dealer_total"];
@@ -35,17 +38,23 @@ async function resolveKey(line, keys) {
   return [key, ""];
 }
 
+const PLAY_NOT_RUN = "not run: the checks above must pass first (the play is decided on the shoe they prove)";
+
 /**
  * Verify one bundle line ({receipt, signature, key_id, public_key?, events}).
  * `keys` (optional): {key_id: public key hex} from GET /api/fairness/keys.
- * Returns {ok, failures, roundId, cards: [{index, position, dealt, expected, ok}], checks}.
+ * Returns {ok, failures, roundId, cards: [{index, position, dealt, expected, ok}], checks,
+ * play: {ran, ok, why?, failures, checks: [{id, label, state, detail, text}]}}.
  */
 export async function verifyBundle(line, keys = null) {
   const failures = [];
   const fail = (m) => failures.push(m);
   const receipt = line && line.receipt;
   const events = line && line.events;
-  const result = { ok: false, failures, roundId: receipt?.round_id ?? "?", cards: [], checks: {} };
+  const result = {
+    ok: false, failures, roundId: receipt?.round_id ?? "?", cards: [], checks: {},
+    play: { ran: false, ok: false, why: PLAY_NOT_RUN, failures: [], checks: [] },
+  };
   if (!receipt || typeof receipt !== "object" || !Array.isArray(events) || !events.length) {
     fail("bundle: a line needs a receipt object and a non-empty events list");
     return result;
@@ -123,8 +132,11 @@ export async function verifyBundle(line, keys = null) {
       if (recorded !== listed) { fail(`client material: receipt participants ${listed} differ from RoundOpened's ${recorded}`); materialOk = false; }
     }
     const closed = firstOfType(events, "BettingClosed");
-    if (!closed || closed.client_material !== material) {
-      fail(`client material: BettingClosed locked '${closed ? closed.client_material : null}', the receipt says '${material}'`);
+    if (!closed && receipt.outcome === "voided" && !(receipt.cards ?? []).length) {
+      // voided before betting closed: nothing was locked, nothing was dealt
+    } else if (!closed || closed.client_material !== material) {
+      const locked = closed ? `'${closed.client_material}'` : "None"; // as Python's repr
+      fail(`client material: BettingClosed locked ${locked}, the receipt says '${material}'`);
       materialOk = false;
     }
     result.checks.clientMaterial = materialOk;
@@ -181,6 +193,13 @@ export async function verifyBundle(line, keys = null) {
       }
     }
     result.checks.outcome = outcomeOk;
+    // 4. proof of play, on the round's own shoe (so only once the checks above hold)
+    if (!failures.length) {
+      const full = await shoeCards(seed, material, receipt.nonce, SHOE_SIZE);
+      const play = await checkPlay(events, (position) => full[position]);
+      result.play = { ran: true, ...play };
+      failures.push(...play.failures);
+    }
   } catch (err) {
     fail(`bundle: malformed round data (${err.message})`);
   }
@@ -197,7 +216,13 @@ export async function verifyReceiptOnly(input, keys = null) {
   const receipt = input.receipt ?? input;
   const failures = [];
   const fail = (m) => failures.push(m);
-  const result = { ok: false, failures, roundId: receipt.round_id ?? "?", cards: [], checks: {} };
+  const result = {
+    ok: false, failures, roundId: receipt.round_id ?? "?", cards: [], checks: {},
+    play: {
+      ran: false, ok: false, failures: [], checks: [],
+      why: "not run: a receipt alone has no events; paste the whole bundle line to check the play",
+    },
+  };
   try {
     if (input.signature && input.key_id) {
       const [key, why] = await resolveKey(input, keys);

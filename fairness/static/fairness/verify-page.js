@@ -4,12 +4,40 @@ import { verifyBundle, verifyReceiptOnly } from "./verifier.js";
 
 const $ = (id) => document.getElementById(id);
 
+const STATE_MARKS = { checked: "✓", failed: "✗", "not checked": "–", "none in this round": "·" };
+
+/** The proof of play: which play checks ran, in words, and what each found. */
+function showPlay(play) {
+  const summary = $("play-summary");
+  const list = $("play");
+  if (!play) {
+    summary.textContent = "";
+    list.replaceChildren();
+    return;
+  }
+  summary.dataset.state = play.ran ? (play.ok ? "ok" : "failed") : "not-run";
+  summary.textContent = !play.ran
+    ? `Play: ${play.why}.`
+    : play.ok
+      ? `Play: the round was decided again here from the players' ${play.decisions} choices; all ${play.events} recorded events are the rules' own.`
+      : "Play: the recorded round is not what the rules make of the players' choices (see the first difference above).";
+  list.replaceChildren(...play.checks.map((c) => {
+    const li = document.createElement("li");
+    li.dataset.check = c.id;
+    li.dataset.state = c.state;
+    li.textContent = `${STATE_MARKS[c.state] ?? ""} ${c.text}`;
+    return li;
+  }));
+}
+
 function show(result, title) {
   const verdict = $("verdict");
   verdict.dataset.state = result.ok ? "ok" : "failed";
+  const played = result.play?.ran && result.play.ok ? " The play, decided again here, is the rules' own." : "";
   verdict.textContent = result.ok
-    ? `Verified: ${title} is fair (${result.cards.length} cards match).`
+    ? `Verified: ${title} is fair (${result.cards.length} cards match).${played}`
     : `FAILED: ${title} does not verify (${result.failures.length} problem${result.failures.length === 1 ? "" : "s"}).`;
+  showPlay(result.play);
   const failures = $("failures");
   failures.replaceChildren(...result.failures.map((f) => {
     const li = document.createElement("li");
@@ -47,6 +75,7 @@ function working(text) {
   $("failures").replaceChildren();
   $("checks").replaceChildren();
   $("cards").querySelector("tbody").replaceChildren();
+  showPlay(null);
 }
 
 function problem(message) {
@@ -123,7 +152,8 @@ $("by-seeds").addEventListener("submit", async (event) => {
       if (!checks.seed) failures.push(`seed: sha256 of server seed ${seed} is ${hashed}, not the commitment ${commitment}`);
     }
     const rows = cards.map((card, i) => ({ index: i, position: i, dealt: "", expected: card, ok: true }));
-    show({ ok: failures.length === 0, failures, cards: rows, checks }, `the shoe of nonce ${nonce}`);
+    const play = { ran: false, why: "not run: seeds alone have no play to check", checks: [] };
+    show({ ok: failures.length === 0, failures, cards: rows, checks, play }, `the shoe of nonce ${nonce}`);
   } catch (err) {
     problem(err.message);
   }
