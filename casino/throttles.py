@@ -11,17 +11,22 @@ window (`duration` seconds back) already holds `num_requests`; a refused request
 counted; `wait()` is computed the same way. Other caches (the embedded default's local
 memory) take DRF's own path.
 
-When that cache cannot be reached (Redis restarting), the limit fails open: the request goes on
-and a warning is logged. Refusing every login and every bet for the length of a Redis outage
-would turn a cache fault into a full outage; the money path's own guarantees (row locks,
-balances, idempotency) do not depend on the counters.
+When that cache cannot be reached (Redis restarting), each server process keeps the window
+itself (`_LocalWindows`, the same rule) until it answers again, and a warning is logged (at
+most every 30 s per scope). The limit no longer fails open: password guessing during an
+outage meets the login limit per process (N processes allow N times the rate), and nothing is
+refused that the limit would have let through. Refusing every login and every bet for the
+length of the outage would turn a cache fault into a full outage; the money path's own
+guarantees (row locks, balances, idempotency) do not depend on the counters.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 import uuid
+from collections import deque
 from typing import Any, cast
 
 from django.conf import settings
@@ -88,6 +93,58 @@ def _default_cache() -> Any:
     return cache
 
 
+class _LocalWindows:
+    """Sliding windows in this process's memory: the limit while the shared cache is down.
+
+    The Redis script's rule: refused while the window (`duration` s back) holds `limit`
+    requests; a refused request is not counted. Bounded: past `MAX_KEYS` windows, the ones
+    with nothing recent are dropped, and if none is, all are (a flood of client addresses
+    must not grow the process without end)."""
+
+    MAX_KEYS = 50_000
+
+    def __init__(self) -> None:
+        self._windows: dict[str, deque[float]] = {}
+        self._lock = threading.Lock()
+
+    def hit(self, key: str, now: float, duration: float, limit: int) -> tuple[bool, int, float]:
+        """(allowed, requests in the window after this one if allowed, oldest time)."""
+        with self._lock:
+            window = self._windows.get(key)
+            if window is None:
+                if len(self._windows) >= self.MAX_KEYS:
+                    self._trim(now, duration)
+                window = self._windows[key] = deque()
+            while window and window[0] <= now - duration:
+                window.popleft()
+            if len(window) >= limit:
+                return False, len(window), window[0] if window else now
+            window.append(now)
+            return True, len(window), now
+
+    def _trim(self, now: float, duration: float) -> None:
+        stale = [k for k, w in self._windows.items() if not w or w[-1] <= now - duration]
+        for key in stale:
+            del self._windows[key]
+        if len(self._windows) >= self.MAX_KEYS:
+            self._windows.clear()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._windows.clear()
+
+
+LOCAL_WINDOWS = _LocalWindows()
+_warned: dict[str, float] = {}  # scope -> when the outage was last logged
+
+
+def _warn_outage(scope: str) -> None:
+    now = time.monotonic()
+    if now - _warned.get(scope, -1e9) >= 30.0:
+        _warned[scope] = now
+        logger.warning("rate limit %s applied per process: the cache is unreachable", scope)
+
+
 class ScopedThrottle(SimpleRateThrottle):
     """Limit unsafe requests per scope: per user when logged in, per client address otherwise."""
 
@@ -112,8 +169,18 @@ class ScopedThrottle(SimpleRateThrottle):
                 return self._allow_on_redis(cache, request, view)
             return super().allow_request(request, view)
         except REDIS_UNREACHABLE:
-            logger.warning("rate limit %s not applied: the cache is unreachable", self.scope)
-            return True
+            _warn_outage(self.scope)
+            return self._allow_locally(request, view)
+
+    def _allow_locally(self, request: Request, view: Any) -> bool:
+        self.key = self.get_cache_key(request, view)
+        self.now = self.timer()
+        assert self.duration is not None and self.num_requests is not None
+        allowed, count, oldest = LOCAL_WINDOWS.hit(
+            self.key, self.now, float(self.duration), int(self.num_requests)
+        )
+        self._window = (count, oldest)
+        return allowed
 
     def _allow_on_redis(self, cache: RedisCache, request: Request, view: Any) -> bool:
         self.key = self.get_cache_key(request, view)

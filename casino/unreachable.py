@@ -1,7 +1,8 @@
 """Errors meaning Redis (cache, channel layer, broker) cannot be reached right now.
 
-A passing outage, not a bug: the API answers 503 and rate limits fail open (see
-casino.errors and casino.throttles). Its own module so both can import it without a cycle.
+A passing outage, not a bug: the API answers 503 and rate limits fall back to per-process
+windows (see casino.errors and casino.throttles). Its own module so both can import it
+without a cycle.
 """
 
 from __future__ import annotations

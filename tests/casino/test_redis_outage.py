@@ -1,4 +1,4 @@
-"""While Redis is unreachable: rate limits fail open, the API answers 503, committed rounds stand.
+"""While Redis is unreachable: rate limits hold per process, the API answers 503, rounds stand.
 
 The outage is simulated at the client-library boundary (the cache and the broker raise
 redis-py's ConnectionError), so this runs on the embedded default too; the real restart of a
@@ -15,7 +15,7 @@ import redis.exceptions
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
-from casino import notify, services
+from casino import notify, services, throttles
 from casino.engine.commands import PlaceBet
 from casino.engine.rules import USDC
 from casino.errors import exception_handler
@@ -35,12 +35,13 @@ class _DownCache:
     set = add = delete = get
 
 
-def test_rate_limits_fail_open_when_the_cache_is_unreachable(
+def test_rate_limits_hold_per_process_when_the_cache_is_unreachable(
     settings: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     settings.THROTTLE_RATES = {"login": "1/min", "money": "1/min"}
     get_user_model().objects.create_user(username="uma", password="right-password")
     monkeypatch.setattr(ScopedThrottle, "cache", _DownCache())
+    throttles.LOCAL_WINDOWS.clear()
     client = APIClient()
     codes = [
         client.post(
@@ -48,9 +49,11 @@ def test_rate_limits_fail_open_when_the_cache_is_unreachable(
         ).status_code
         for _ in range(3)
     ]
-    # With the counters unreachable nothing is throttled (and nothing is a 500).
-    assert codes == [200, 200, 200]
-    assert "rate limit login not applied: the cache is unreachable" in caplog.text
+    # With the counters unreachable the process keeps the window itself (and nothing is a
+    # 500): the login limit does not fail open (issue 21; tests/security/test_login_limit_outage).
+    assert codes == [200, 429, 429]
+    assert "rate limit login applied per process: the cache is unreachable" in caplog.text
+    throttles.LOCAL_WINDOWS.clear()
 
 
 def test_an_unreachable_redis_is_a_503_with_retry_after_in_the_one_error_shape() -> None:
