@@ -30,12 +30,14 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
 
 from casino import notify, projections, rawsql, roundmoney, seeds
+from casino.engine.audit import command_time
 from casino.engine.commands import Command, OpenRound, PlaceBet, RevealSeed, Timeout, VoidRound
 from casino.engine.decider import step
 from casino.engine.errors import DomainError
@@ -299,7 +301,14 @@ def _run(
         try:
             at = at_ms if at_ms is not None else now_ms()
             return _execute(
-                round_id, build, at, table, hook=hook, then=then, participant=participant
+                round_id,
+                build,
+                at,
+                table,
+                hook=hook,
+                then=then,
+                participant=participant,
+                wall_clock=at_ms is None,
             )
         except ConcurrencyError:  # rolled back, the hook's writes too: the next attempt redoes all
             if attempt == CONCURRENCY_RETRIES - 1:
@@ -335,6 +344,7 @@ def _void_after_malfunction(round_id: str, exc: Exception) -> None:
             lambda state: VoidRound(reason="malfunction", evidence=evidence),
             now_ms(),
             None,
+            wall_clock=True,
         )
     except DomainError as error:  # already finished or voided: nothing left to void
         logger.warning("round %s not voided after malfunction: %s", round_id, error.code)
@@ -349,7 +359,14 @@ def _execute(
     hook: CommandHook | None = None,
     then: Callable[[], Command] | None = None,
     participant: int | None = None,
+    wall_clock: bool = False,
 ) -> RoundResult:
+    """One command in one transaction. `wall_clock`: `at` is this machine's clock, which may
+    step back (NTP): the command is then timed no earlier than the round's last command, and
+    its events are recorded no earlier than the round's last event (or, for a new round, the
+    last event of the round before it on the seed chain), so times never run backwards
+    within a round nor from one round's seed reveal to the next round's open (the verifier
+    checks both: fairness-v1 section 6)."""
     pending_error: DomainError | None = None
     with transaction.atomic(durable=True), _queued_writes():
         if hook is not None:
@@ -376,6 +393,9 @@ def _execute(
         else:
             stored, state = [], None  # a new round: its id is a fresh uuid, nothing to load
         previous = state
+        not_before = stored[-1].recorded_at if stored else None
+        if wall_clock and state is not None:
+            at = max(at, _last_command_time(stored, state))
         shoe = seeds.shoe_for(state) if state is not None else None
         new: list[Event] = []
         if state is not None:
@@ -386,6 +406,7 @@ def _execute(
         if not isinstance(command, Timeout):
             if isinstance(command, OpenRound):
                 shoe = seeds.shoe_for_open(command)
+                not_before = _chain_last_recorded(command.chain_id, command.nonce)
             try:
                 events, state = step(state, command, at, shoe)
                 new.extend(events)
@@ -406,6 +427,7 @@ def _execute(
             expected_version=len(stored),
             events=[event_to_new(e) for e in new],
             head_hash=stored[-1].hash if stored else None,
+            not_before=not_before,
         )
         roundmoney.post_legs(round_id=round_id, state=state, events=new, stored=appended)
         projection = projections.project(
@@ -421,6 +443,7 @@ def _execute(
             revealed_now = any(e.type == "ServerSeedRevealed" for e in appended)
             seeds.receipt_store(round_id=round_id, stored=[*stored, *appended], first=revealed_now)
         if appended:
+            _chain_mark(state, appended)
             notify.in_transaction(round_id=round_id, state=state, events=appended)
             notify.on_commit(round_id=round_id, state=state, events=appended)
             _folded_keep(round_id, (*stored, *appended), state)
@@ -434,6 +457,48 @@ def _execute(
     if refused is not None:
         raise refused from pending_error
     return result
+
+
+def _last_command_time(stored: Sequence[StoredEvent], state: RoundState) -> int:
+    """The time of the round's last timed command, as its events record it."""
+    for event in reversed(stored):
+        at = command_time(event.type, event.data, state.rules)
+        if at is not None:
+            return at
+    return 0
+
+
+# chain id -> (nonce, when that round recorded its last event), as this process appended it:
+# the round after it on the chain, opened by this process, needs no read for it.
+_chain_marks: OrderedDict[str, tuple[int, datetime]] = OrderedDict()
+_CHAIN_MARKS_KEPT = 4096
+
+
+def _chain_mark(state: RoundState, appended: Sequence[StoredEvent]) -> None:
+    if appended and state.finished:
+        _chain_marks[state.opened.chain_id] = (state.opened.nonce, appended[-1].recorded_at)
+        _chain_marks.move_to_end(state.opened.chain_id)
+        if len(_chain_marks) > _CHAIN_MARKS_KEPT:
+            _chain_marks.popitem(last=False)
+
+
+def _chain_last_recorded(chain_id: str, nonce: int) -> datetime | None:
+    """When the round before this one on the seed chain recorded its last event (its seed
+    reveal, or a later void), or None for a chain's first round. A later void of that round
+    recorded elsewhere is missed by this process's mark: harmless, the reveal came first."""
+    if nonce <= 1:
+        return None
+    mark = _chain_marks.get(chain_id)
+    if mark is not None and mark[0] == nonce - 1:
+        return mark[1]
+    previous = Round.objects.filter(chain_id=chain_id, nonce=nonce - 1).values_list("pk")[:1]
+    last: datetime | None = (
+        StoredEvent.objects.filter(stream_id__in=previous)
+        .order_by("-version")
+        .values_list("recorded_at", flat=True)
+        .first()
+    )
+    return last
 
 
 @contextmanager

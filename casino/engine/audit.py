@@ -41,14 +41,12 @@ from casino.engine.events import (
     BettingClosed,
     DealerCardDealt,
     DealerPeeked,
-    DuelTimerStarted,
     EvenMoneyTaken,
     Event,
     HandDoubled,
     HandSplit,
     HoleCardRevealed,
     InsuranceDeclined,
-    InsuranceOffered,
     InsuranceTaken,
     PlayerCardDealt,
     PlayerStood,
@@ -135,16 +133,28 @@ def _command(events: Sequence[Event], i: int, state: RoundState | None) -> Comma
     return None if make is None else make(e)
 
 
-# timed event type -> (event, rules) -> the time of the command that made it
-_TIME_OF: dict[type[Any], Callable[[Any, RuleSet], int]] = {
-    RoundOpened: lambda e, _: e.opened_at_ms,
-    BettingClosed: lambda e, _: e.closed_at_ms,
-    InsuranceOffered: lambda e, rules: e.deadline_ms - rules.insurance_timeout_ms,
-    TurnStarted: lambda e, rules: e.deadline_ms - rules.turn_timeout_ms,
-    DuelTimerStarted: lambda e, rules: e.deadline_ms - rules.duel_timer_ms,
-    RoundSettled: lambda e, _: e.settled_at_ms,
-    RoundVoided: lambda e, _: e.voided_at_ms,
+# Timed event type -> (its field, the rule set's timeout added to the command's time there):
+# the command that made the event ran at data[field] - timeout.
+TIMED_FIELDS: Final[dict[str, tuple[str, str | None]]] = {
+    "RoundOpened": ("opened_at_ms", None),
+    "BettingClosed": ("closed_at_ms", None),
+    "InsuranceOffered": ("deadline_ms", "insurance_timeout_ms"),
+    "TurnStarted": ("deadline_ms", "turn_timeout_ms"),
+    "DuelTimerStarted": ("deadline_ms", "duel_timer_ms"),
+    "RoundSettled": ("settled_at_ms", None),
+    "RoundVoided": ("voided_at_ms", None),
 }
+
+
+def command_time(type_: str, data: Any, rules: RuleSet) -> int | None:
+    """The time of the command that made an event of this type with this data (a mapping or
+    the event itself), or None for an event that carries no time."""
+    timed = TIMED_FIELDS.get(type_)
+    if timed is None:
+        return None
+    name, timeout = timed
+    value = data[name] if isinstance(data, dict) else getattr(data, name)
+    return int(value) - (getattr(rules, timeout) if timeout is not None else 0)
 
 
 def _implied_now(
@@ -155,9 +165,9 @@ def _implied_now(
         kind = type(e)
         if type(made) is not kind:
             return None
-        time_of = _TIME_OF.get(kind)
-        if time_of is not None:
-            return time_of(e, rules)
+        at = command_time(e.type, e, rules)
+        if at is not None:
+            return at
     return None
 
 
@@ -175,16 +185,16 @@ def _time_guess(events: Sequence[Event], i: int, rules: RuleSet) -> tuple[int, i
     the index of that timed event (the first one at or after i)."""
     first: Any = events[i]
     kind = type(first)
-    time_of = _TIME_OF.get(kind)
-    if time_of is not None:
-        return time_of(first, rules), i
+    at = command_time(first.type, first, rules)
+    if at is not None:
+        return at, i
     cards = 2 if kind is HandSplit else 1 if kind is HandDoubled else 0
     for j in range(i + 1, len(events)):
         e: Any = events[j]
         later = type(e)
-        time_of = _TIME_OF.get(later)
-        if time_of is not None:
-            return time_of(e, rules), j
+        at = command_time(e.type, e, rules)
+        if at is not None:
+            return at, j
         if later in _DECISIONS:
             if later is BetPlaced and kind is BetPlaced and e.player_id == first.player_id:
                 continue  # one player's bets on several boxes are one decision

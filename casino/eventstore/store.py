@@ -106,6 +106,7 @@ def append(
     events: Sequence[NewEvent],
     using: str = DEFAULT_DB_ALIAS,
     head_hash: str | None = None,
+    not_before: datetime | None = None,
 ) -> list[StoredEvent]:
     """Append `events` after `expected_version` (0 = new stream) inside the caller's transaction.
 
@@ -114,6 +115,9 @@ def append(
     `head_hash`: the hash of the stream's event at `expected_version` as the caller read it
     (the round service has just loaded the stream); like this thread's cached head, the
     INSERT re-checks it, and a wrong one costs a read of the real head, never a wrong chain.
+    `not_before`: the recorded_at of the stream's event at `expected_version`, as the caller
+    read it: the new events are recorded no earlier, so a stream's times never run backwards
+    when the machine's clock steps back.
     """
     connection = connections[using]
     if not connection.in_atomic_block:
@@ -132,6 +136,8 @@ def append(
     if prev_hash is None:
         prev_hash = _fetch_hash(connection, stream_id, expected_version)
     recorded_at = datetime.now(UTC)
+    if not_before is not None and recorded_at < not_before:
+        recorded_at = not_before
     # format_recorded_at's text (YYYY-MM-DDTHH:MM:SS.ffffffZ) for a UTC datetime, cheaper.
     at_text = recorded_at.isoformat(timespec="microseconds")[:-6] + "Z"
     rows = _chain(stream_id, expected_version, events, prev_hash, at_text)
