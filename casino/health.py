@@ -1,4 +1,12 @@
-"""`GET /healthz`: the state of the database, the channel layer and the task broker."""
+"""`GET /healthz`: the state of the database, the channel layer, the task broker and the timers.
+
+`timers` is the path that applies expired deadlines: the in-process timer thread (embedded
+default) or a Celery worker running beat's `casino.sweep_deadlines` (with a broker). Each
+finished sweep is recorded (`casino.timers.record_sweep`); none for `TIMERS_STALE_S` (30 s:
+six of beat's 5 s periods) is a 503: beat running without a live worker, no beat at all, or a
+stuck timer thread would let deadlines pass silently. A process that started less than
+`TIMERS_STALE_S` ago and has seen no sweep yet reports `waiting` (its sweeper may be starting).
+"""
 
 from __future__ import annotations
 
@@ -47,7 +55,37 @@ def check_broker() -> dict[str, Any]:
     return {"ok": True, "backend": "redis"}
 
 
-CHECKS = {"database": check_database, "channel_layer": check_channel_layer, "broker": check_broker}
+_STARTED = time.monotonic()
+
+
+def check_timers() -> dict[str, Any]:
+    from casino import timers
+
+    stale_s = float(getattr(settings, "TIMERS_STALE_S", 30.0))
+    in_process = bool(getattr(settings, "IN_PROCESS_TIMERS", settings.CELERY_TASK_ALWAYS_EAGER))
+    path = "in_process" if in_process else "worker"
+    found = timers.last_sweep()
+    if found is not None:
+        age = max(0.0, time.time() - float(found["at"]))
+        if age <= stale_s:
+            return {"ok": True, "path": found.get("by", path), "last_sweep_s": round(age, 1)}
+    elif time.monotonic() - _STARTED < stale_s:
+        return {"ok": True, "path": path, "last_sweep_s": None, "waiting": True}
+    since = "never" if found is None else f"{age:.0f} s ago ({found.get('by')})"
+    hint = (
+        "the in-process timer thread is not running (IN_PROCESS_TIMERS)"
+        if in_process
+        else "is celery beat running, and a worker consuming its tasks?"
+    )
+    raise RuntimeError(f"no deadline sweep within {stale_s:.0f} s (last: {since}): {hint}")
+
+
+CHECKS = {
+    "database": check_database,
+    "channel_layer": check_channel_layer,
+    "broker": check_broker,
+    "timers": check_timers,
+}
 
 
 def healthz(request: HttpRequest) -> JsonResponse:

@@ -178,6 +178,8 @@ NUDGE_COALESCE_S: float = env.float("NUDGE_COALESCE_S", default=3.0)
 EVENTSTORE_PREPARED_APPEND: bool = env.bool("EVENTSTORE_PREPARED_APPEND", default=True)
 # Without a broker the ASGI process runs the timers itself (casino/timers.py).
 IN_PROCESS_TIMERS: bool = env.bool("IN_PROCESS_TIMERS", default=CELERY_TASK_ALWAYS_EAGER)
+# /healthz answers 503 when no deadline sweep finished for this long (casino/health.py).
+TIMERS_STALE_S: float = env.float("TIMERS_STALE_S", default=30.0)
 # Duel lobby: how long at least 2 READY players wait for more before the duel starts.
 DUEL_LOBBY_MS: int = env.int("DUEL_LOBBY_MS", default=15_000)
 # bench/api.py anchor endpoints (/api/bench/*, /ws/bench/): never on in production.

@@ -9,6 +9,12 @@ a nudge that applies them, so a lost, late or repeated nudge changes nothing:
 - embedded default (no broker): the ASGI process runs `InProcessTimers`, a daemon thread that
   runs the same two sweeps every `TICK_S` seconds.
 
+Every finished sweep of the deadlines is recorded (`record_sweep`: when, and by whom, in the
+cache, which is Redis with a broker): the in-process timer after each tick, a Celery worker
+after each `casino.sweep_deadlines` it ran (the `task_success` signal). `/healthz` reports
+that timer path and answers 503 when nobody swept for `TIMERS_STALE_S` (beat running and no
+live worker, no beat, the in-process thread stuck): deadlines would pass and nothing say so.
+
 Abandoned hands (the watchdog): a player who stops acting is timed out by the rule set's
 deadlines: no bet within the betting window sits the round out (a round nobody bet in is
 voided), no insurance answer declines it, an idle hand stands when its turn timer ends, and a
@@ -22,16 +28,44 @@ import logging
 import sys
 import threading
 import time
+from typing import Any
 
 from celery import shared_task
+from celery.signals import task_success
 from django.conf import settings
 from django.db import close_old_connections
 
 logger = logging.getLogger(__name__)
 
 TICK_S = 0.5
+SWEPT_KEY = "casino:timers:swept"  # the last finished deadline sweep: {"at": epoch s, "by"}
 _started: threading.Thread | None = None
 _lock = threading.Lock()
+
+
+def record_sweep(by: str) -> None:
+    """Note a finished deadline sweep (`by`: "in_process" or "worker"), for /healthz."""
+    from django.core.cache import cache
+
+    try:
+        cache.set(SWEPT_KEY, {"at": time.time(), "by": by}, timeout=3600)
+    except Exception:  # the cache down (Redis): the sweep itself did its work
+        logger.warning("the deadline sweep could not be recorded (cache unreachable)")
+
+
+def last_sweep() -> dict[str, Any] | None:
+    """The last recorded deadline sweep, None if none is (raises if the cache is down)."""
+    from django.core.cache import cache
+
+    found = cache.get(SWEPT_KEY)
+    return found if isinstance(found, dict) else None
+
+
+@task_success.connect
+def _worker_swept(sender: Any = None, **kwargs: Any) -> None:
+    """A worker finished `casino.sweep_deadlines` (beat sends it every 5 s): its heartbeat."""
+    if getattr(sender, "name", None) == "casino.sweep_deadlines":
+        record_sweep("worker")
 
 
 @shared_task(name="casino.lobby_nudge", acks_late=True)
@@ -89,6 +123,7 @@ def tick() -> None:
 
     sweep_deadlines()
     sweep_lobbies()
+    record_sweep("in_process")
 
 
 def _run() -> None:

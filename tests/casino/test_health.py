@@ -1,4 +1,4 @@
-"""GET /healthz reports the database, the channel layer and the broker."""
+"""GET /healthz reports the database, the channel layer, the broker and the timers."""
 
 from __future__ import annotations
 
@@ -10,11 +10,14 @@ from casino import health
 
 @pytest.mark.django_db
 def test_healthz_is_200_when_everything_answers(client: Client) -> None:
+    from casino import timers
+
+    timers.tick()  # the in-process timer swept the deadlines (tests/api/test_timer_health.py)
     response = client.get("/healthz")
     assert response.status_code == 200
     body = response.json()
     assert body["status"] == "ok"
-    assert set(body["checks"]) == {"database", "channel_layer", "broker"}
+    assert set(body["checks"]) == {"database", "channel_layer", "broker", "timers"}
     assert all(check["ok"] for check in body["checks"].values())
 
 

@@ -29,7 +29,7 @@ from django.contrib.auth.models import Group
 from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.test import APIClient
 
-from casino import seeds
+from casino import seeds, timers
 from casino.dashboard.models import PlayerProfile
 from casino.engine.shoe import StackedShoe
 from casino.models import PlayerPreferences, Round, Seat, Table
@@ -405,6 +405,7 @@ def ctx(monkeypatch: pytest.MonkeyPatch, settings: Any) -> Ctx:
     withdrawal = ledger_services.withdrawal_request(
         user=users["owner"], amount_micro=2_000_000, idempotency_key="matrix-withdrawal"
     )
+    timers.record_sweep("in_process")  # /healthz: someone sweeps deadlines (test_timer_health)
     return Ctx(users, table, duel.pk, dealt["round_id"], settled, withdrawal.pk)
 
 
