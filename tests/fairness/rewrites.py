@@ -19,6 +19,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from casino.engine import commands as c
+from casino.engine.audit import reenact_states
 from casino.engine.decider import evolve, settle, step
 from casino.engine.errors import DomainError
 from casino.engine.events import (
@@ -27,6 +28,7 @@ from casino.engine.events import (
     HoleCardRevealed,
     Participant,
     PlayerCardDealt,
+    PlayerStood,
     RoundOptions,
     RoundSettled,
     event_to_dict,
@@ -38,7 +40,7 @@ from fairness.sample import NOW_MS, bundle_line, stored_events
 from fairness.shoe import FairShoe
 
 KEY = private_key_from_hex(hashlib.sha256(b"rewrites test key").hexdigest())
-CHAIN = create_chain(64)
+CHAIN = create_chain(64, head=hashlib.sha256(b"rewrites chain head").hexdigest())  # reproducible
 RULESET_NAMES = ("classic", "atlantic_city", "duel", "duel_classic")
 SEATS = {"classic": 1, "atlantic_city": 1, "duel": 2, "duel_classic": 3}
 MIN, MAX, STAKE = 1_000_000, 100_000_000, 10_000_000
@@ -193,3 +195,80 @@ def forge(events: list[Event], shoe: FairShoe, key: Any = KEY) -> dict[str, Any]
 def card_indexes(events: list[Event], kind: type[Any] | None = None) -> list[int]:
     kinds = (PlayerCardDealt, DealerCardDealt) if kind is None else (kind,)
     return [i for i, e in enumerate(events) if type(e) in kinds]
+
+
+# A rewrite: (events, the indexes of the events the rules force, drawn numbers) -> events.
+Rewrite = Callable[[list[Event], list[int], Callable[[int], int]], list[Event]]
+
+
+def forced(events: list[Event]) -> list[int]:
+    """The indexes of the events the rules derive (every event but the first of each
+    player's decision, the bets and the seed reveal): these a rewrite moves, drops, repeats."""
+    problems, boundaries = reenact_states(events)
+    assert problems == []
+    starts = set(boundaries) - {len(events)}
+    chosen = {
+        i for i in starts
+        if type(events[i]) is not PlayerStood or not events[i].auto  # type: ignore[attr-defined]
+    }  # fmt: skip
+    return [
+        i for i, e in enumerate(events)
+        if i not in chosen and e.type not in ("BetPlaced", "RoundOpened", "ServerSeedRevealed")
+        and not (e.type == "InsuranceDeclined" and i in starts)
+    ]  # fmt: skip
+
+
+def _drop(events: list[Event], rules: list[int], pick: Callable[[int], int]) -> list[Event]:
+    at = rules[pick(len(rules))]
+    return [*events[:at], *events[at + 1 :]]
+
+
+def _repeat(events: list[Event], rules: list[int], pick: Callable[[int], int]) -> list[Event]:
+    at = rules[pick(len(rules))]
+    return [*events[: at + 1], *events[at:]]
+
+
+def _move(events: list[Event], rules: list[int], pick: Callable[[int], int]) -> list[Event]:
+    at = rules[pick(len(rules))]
+    rest = [*events[:at], *events[at + 1 :]]
+    to = 1 + pick(len(rest))
+    return [*rest[:to], events[at], *rest[to:]]
+
+
+def _insert_card(events: list[Event], rules: list[int], pick: Callable[[int], int]) -> list[Event]:
+    """One more card (the shoe's next, once re-dealt) for the dealer anywhere, or for a hand
+    while the rules deal (a card to a hand in its own turn would be a hit: a choice)."""
+    cards = card_indexes(events)
+    source = events[cards[pick(len(cards))]] if cards else DealerCardDealt(0, "", False)
+    if type(source) is PlayerCardDealt:
+        dealt = next((i for i, e in enumerate(events) if e.type in _PLAY_STARTS), len(events) - 1)
+        to = 1 + pick(dealt)
+    else:
+        to = 1 + pick(len(events) - 1)
+    return [*events[:to], source, *events[to:]]
+
+
+# Where the deal ends and the players' choices begin.
+_PLAY_STARTS = frozenset(
+    {"TurnStarted", "DuelTimerStarted", "InsuranceOffered", "DealerPeeked", "RoundSettled"}
+)
+
+
+def _next_dealer_card(
+    events: list[Event], rules: list[int], pick: Callable[[int], int]
+) -> list[Event]:
+    """A dealer card replaced by the shoe's next card: the dealer's card event swapped with
+    the card event after it, so that the forger's re-deal gives the dealer the next card of
+    the shoe (and the other hand the dealer's)."""
+    cards = card_indexes(events)
+    dealer = [n for n, i in enumerate(cards[:-1]) if type(events[i]) is DealerCardDealt]
+    if not dealer:
+        return _drop(events, rules, pick)
+    n = dealer[pick(len(dealer))]
+    i, j = cards[n], cards[n + 1]
+    out = list(events)
+    out[i], out[j] = events[j], events[i]
+    return out
+
+
+REWRITES: tuple[Rewrite, ...] = (_drop, _repeat, _move, _insert_card, _next_dealer_card)

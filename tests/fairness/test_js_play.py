@@ -56,9 +56,16 @@ from fairness.receipt import receipt_from_events
 from fairness.sample import NOW_MS, bundle_line, stored_events
 from fairness.shoe import FairShoe, first_cards
 from fairness.verify import KeyRing, load_engine_replay, verify_round
-from tests.fairness.rewrites import KEY, RULESET_NAMES, card_indexes, forge, play_round
+from tests.fairness.rewrites import (
+    KEY,
+    REWRITES,
+    RULESET_NAMES,
+    card_indexes,
+    forced,
+    forge,
+    play_round,
+)
 from tests.fairness.test_js import run_batch
-from tests.fairness.test_proof_of_play import REWRITES, forced
 
 CHECK = load_engine_replay()
 assert CHECK is not None

@@ -18,7 +18,6 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from casino.engine.audit import reenact_states
 from casino.engine.decider import evolve
 from casino.engine.events import (
     DealerCardDealt,
@@ -32,7 +31,16 @@ from casino.engine.events import (
 )
 from fairness.shoe import FairShoe
 from fairness.verify import KeyRing, load_engine_replay, verify_round
-from tests.fairness.rewrites import RULESET_NAMES, card_indexes, forge, play_round, rounds
+from tests.fairness.rewrites import (
+    REWRITES,
+    RULESET_NAMES,
+    Rewrite,
+    card_indexes,
+    forced,
+    forge,
+    play_round,
+    rounds,
+)
 
 CHECK = load_engine_replay()
 assert CHECK is not None
@@ -198,83 +206,6 @@ def test_a_split_ace_given_a_second_card_fails() -> None:
     found = verdict(forged)
     assert len(found) == 1 and found[0].startswith(f"play: version {at + 1}: recorded "), found
     assert "it takes no more cards)" in found[0], found
-
-
-# A rewrite: (events, the indexes of the events the rules force, drawn numbers) -> events.
-Rewrite = Callable[[list[Event], list[int], Callable[[int], int]], list[Event]]
-
-
-def forced(events: list[Event]) -> list[int]:
-    """The indexes of the events the rules derive (every event but the first of each
-    player's decision, the bets and the seed reveal): these a rewrite moves, drops, repeats."""
-    problems, boundaries = reenact_states(events)
-    assert problems == []
-    starts = set(boundaries) - {len(events)}
-    chosen = {
-        i for i in starts
-        if type(events[i]) is not PlayerStood or not events[i].auto  # type: ignore[attr-defined]
-    }  # fmt: skip
-    return [
-        i for i, e in enumerate(events)
-        if i not in chosen and e.type not in ("BetPlaced", "RoundOpened", "ServerSeedRevealed")
-        and not (e.type == "InsuranceDeclined" and i in starts)
-    ]  # fmt: skip
-
-
-def _drop(events: list[Event], rules: list[int], pick: Callable[[int], int]) -> list[Event]:
-    at = rules[pick(len(rules))]
-    return [*events[:at], *events[at + 1 :]]
-
-
-def _repeat(events: list[Event], rules: list[int], pick: Callable[[int], int]) -> list[Event]:
-    at = rules[pick(len(rules))]
-    return [*events[: at + 1], *events[at:]]
-
-
-def _move(events: list[Event], rules: list[int], pick: Callable[[int], int]) -> list[Event]:
-    at = rules[pick(len(rules))]
-    rest = [*events[:at], *events[at + 1 :]]
-    to = 1 + pick(len(rest))
-    return [*rest[:to], events[at], *rest[to:]]
-
-
-def _insert_card(events: list[Event], rules: list[int], pick: Callable[[int], int]) -> list[Event]:
-    """One more card (the shoe's next, once re-dealt) for the dealer anywhere, or for a hand
-    while the rules deal (a card to a hand in its own turn would be a hit: a choice)."""
-    cards = card_indexes(events)
-    source = events[cards[pick(len(cards))]] if cards else DealerCardDealt(0, "", False)
-    if type(source) is PlayerCardDealt:
-        dealt = next((i for i, e in enumerate(events) if e.type in _PLAY_STARTS), len(events) - 1)
-        to = 1 + pick(dealt)
-    else:
-        to = 1 + pick(len(events) - 1)
-    return [*events[:to], source, *events[to:]]
-
-
-# Where the deal ends and the players' choices begin.
-_PLAY_STARTS = frozenset(
-    {"TurnStarted", "DuelTimerStarted", "InsuranceOffered", "DealerPeeked", "RoundSettled"}
-)
-
-
-def _next_dealer_card(
-    events: list[Event], rules: list[int], pick: Callable[[int], int]
-) -> list[Event]:
-    """A dealer card replaced by the shoe's next card: the dealer's card event swapped with
-    the card event after it, so that the forger's re-deal gives the dealer the next card of
-    the shoe (and the other hand the dealer's)."""
-    cards = card_indexes(events)
-    dealer = [n for n, i in enumerate(cards[:-1]) if type(events[i]) is DealerCardDealt]
-    if not dealer:
-        return _drop(events, rules, pick)
-    n = dealer[pick(len(dealer))]
-    i, j = cards[n], cards[n + 1]
-    out = list(events)
-    out[i], out[j] = events[j], events[i]
-    return out
-
-
-REWRITES: tuple[Rewrite, ...] = (_drop, _repeat, _move, _insert_card, _next_dealer_card)
 
 
 @settings(
