@@ -35,6 +35,7 @@ from casino.roundmoney import recorded_nets_many, round_legs_problems
 from fairness.bundle import BUNDLE_FORMAT, chain_line
 from fairness.canonical import canonical_json
 from fairness.chain import hash_seed
+from fairness.crossround import round_time_failures
 from fairness.models import RoundProof, SeedChain, SigningKey
 from fairness.replay import DecodedCheck, Decoders, load_decoded, load_decoders
 from fairness.verify import KeyRing, verify_round
@@ -374,6 +375,7 @@ def _audit_one(
     )
     report.cards = verified.cards
     report.problems.extend(verified.failures)
+    report.problems.extend(round_time_failures(events_read))
     seed, opened = proof.receipt.get("server_seed"), events[0] if events else None
     if isinstance(seed, str) and isinstance(opened, RoundOpened):
         report.problems.extend(checks.walker.problems(opened.chain_id, opened.nonce, seed))

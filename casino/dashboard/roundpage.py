@@ -30,7 +30,7 @@ BADGES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("hash_chain", "Hash chain", ("events:", "event hash:")),
     ("seed", "Seed vs commitment", ("seed:", "chain:")),
     ("shoe", "Shoe", ("cards:", "client material:")),
-    ("replay", "Engine replay", ("replay:", "rules:", "outcome:")),
+    ("replay", "Proof of play", ("play:", "rules:", "outcome:", "time:")),
     ("receipt", "Receipt signature", ("signature:", "key:", "receipt:", "bundle:")),
     ("ledger", "Ledger legs", ("ledger legs:",)),
 )
