@@ -79,3 +79,19 @@ def canonical_text_float_free(obj: Any) -> str:
         except TypeError:  # as in canonical_json_float_free
             pass
     return canonical_text(obj)
+
+
+def first_difference(
+    first: Any, second: Any, path: str = "", names: tuple[str, str] = ("recorded", "derived")
+) -> str:
+    """Where two JSON values first differ, in words: "hands[0].gross_return: recorded 5,
+    derived 3" (`names` says what each value is; `path` where they sit)."""
+    if isinstance(first, dict) and isinstance(second, dict):
+        for key in sorted(set(first) | set(second)):
+            if first.get(key) != second.get(key):
+                return first_difference(first.get(key), second.get(key), f"{path}.{key}", names)
+    if isinstance(first, list) and isinstance(second, list) and len(first) == len(second):
+        for index, (a, b) in enumerate(zip(first, second, strict=True)):
+            if a != b:
+                return first_difference(a, b, f"{path}[{index}]", names)
+    return f"{path.lstrip('.') or 'value'}: {names[0]} {first!r}, {names[1]} {second!r}"

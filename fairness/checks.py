@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from fairness.canonical import canonical_json, canonical_json_float_free
+from fairness.canonical import canonical_json, canonical_json_float_free, first_difference
 from fairness.chain import hash_seed, is_seed
 from fairness.hashchain import GENESIS, recomputed_hashes
 from fairness.receipt import (
@@ -371,17 +371,5 @@ def check_outcome(
     if encode(payouts) != encode(expected):
         fail(
             f"outcome: the receipt's payouts differ from the {outcome} event's "
-            f"({_first_difference(payouts, expected)})"
+            f"({first_difference(payouts, expected, 'payouts', ('receipt', 'events'))})"
         )
-
-
-def _first_difference(stated: Any, recorded: Any, path: str = "payouts") -> str:
-    if isinstance(stated, dict) and isinstance(recorded, dict):
-        for key in sorted(set(stated) | set(recorded)):
-            if stated.get(key) != recorded.get(key):
-                return _first_difference(stated.get(key), recorded.get(key), f"{path}.{key}")
-    if isinstance(stated, list) and isinstance(recorded, list) and len(stated) == len(recorded):
-        for index, (a, b) in enumerate(zip(stated, recorded, strict=True)):
-            if a != b:
-                return _first_difference(a, b, f"{path}[{index}]")
-    return f"{path}: receipt {stated!r}, events {recorded!r}"

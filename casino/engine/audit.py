@@ -60,6 +60,7 @@ from casino.engine.events import (
 from casino.engine.rules import DUEL, RULESETS, RuleSet
 from casino.engine.shoe import Shoe
 from casino.engine.state import BETTING, BUST, OPEN, RoundState
+from fairness.canonical import first_difference
 
 
 class _RecordedShoe:
@@ -354,20 +355,6 @@ def _no_decision(events: list[Event], i: int, state: RoundState | None) -> str:
     )
 
 
-def _difference(recorded: Any, derived: Any, path: str = "") -> str:
-    """The first field where two JSON values differ: "hands[0].gross_return: recorded 5,
-    derived 3"."""
-    if isinstance(recorded, dict) and isinstance(derived, dict):
-        for key in sorted(set(recorded) | set(derived)):
-            if recorded.get(key) != derived.get(key):
-                return _difference(recorded.get(key), derived.get(key), f"{path}.{key}")
-    if isinstance(recorded, list) and isinstance(derived, list) and len(recorded) == len(derived):
-        for n, (a, b) in enumerate(zip(recorded, derived, strict=True)):
-            if a != b:
-                return _difference(a, b, f"{path}[{n}]")
-    return f"{path.lstrip('.') or 'value'}: recorded {recorded!r}, derived {derived!r}"
-
-
 def _rule(
     state: RoundState | None, made_before: Sequence[Event], made: Event | None, recorded: Any
 ) -> str:
@@ -410,7 +397,7 @@ def _rule(
     if made is not None and kind is recorded_kind:
         what = "the settlement" if kind is RoundSettled else "the fields"
         recorded_data = event_to_dict(cast(Event, recorded))
-        return f" ({what} differs: {_difference(recorded_data, event_to_dict(made))})"
+        return f" ({what} differs: {first_difference(recorded_data, event_to_dict(made))})"
     if made is None and s.turn >= 0 and s.boxes:
         box = s.boxes[s.turn]
         return (
