@@ -91,6 +91,11 @@ class LoginApi(APIView):
         responses={
             200: OutputSerializer,
             401: OpenApiResponse(ApiError, description="Wrong username or password."),
+            403: OpenApiResponse(
+                ApiError,
+                description="CSRF: an Origin that is not this site, or a form body without "
+                "the CSRF token (permission_denied).",
+            ),
         },
         auth=[],
     )
