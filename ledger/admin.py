@@ -9,13 +9,14 @@ from django.http import HttpRequest
 
 from casino.admin import ReadOnlyAdmin
 from casino.dashboard.display import usdc
+from casino.dashboard.filters import SpentEscrowFilter
 from ledger.models import AccountBalance, JournalEntry, Posting, WithdrawalRequest
 
 
 @admin.register(AccountBalance)
 class AccountBalanceAdmin(ReadOnlyAdmin):
     list_display = ("account", "account_type", "balance_usdc", "state")
-    list_filter = ("account_type", "state")
+    list_filter = (SpentEscrowFilter, "account_type", "state")
     search_fields = ("account__key", "account__owner__username")
 
     @admin.display(description="balance", ordering="balance")

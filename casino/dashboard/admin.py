@@ -10,13 +10,14 @@ from typing import Any
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.utils.html import format_html
 
 from casino.admin import ReadOnlyAdmin
 from casino.dashboard.display import usdc
+from casino.dashboard.filters import SpentEscrowFilter
 from casino.dashboard.models import (
     LedgerAccount,
     PendingWithdrawal,
@@ -26,7 +27,7 @@ from casino.dashboard.models import (
 )
 from casino.dashboard.templatetags.usdc import short_id as short_id_html
 from casino.errors import ApplicationError
-from ledger.models import AccountType, EscrowState, WithdrawalRequest, WithdrawalStatus
+from ledger.models import AccountType, WithdrawalRequest, WithdrawalStatus
 from ledger.services import (
     withdrawal_cancel_post,
     withdrawal_complete_post,
@@ -34,38 +35,6 @@ from ledger.services import (
 )
 
 RESOLVE_WITHDRAWAL = "dashboard.resolve_withdrawal"
-
-
-class SpentEscrowFilter(admin.SimpleListFilter):
-    """Round escrows with nothing left in them once their round finished are hidden unless
-    asked for: every round leaves one, and they would bury the accounts that hold money."""
-
-    title = "spent round escrows"
-    parameter_name = "spent_escrow"
-    SHOW = "show"
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [(self.SHOW, "Shown")]
-
-    def choices(self, changelist: Any) -> Any:
-        for choice in super().choices(changelist):
-            if choice["display"] == "All":  # what "All" means here: the default, without them
-                choice["display"] = "Hidden"
-            yield choice
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        if self.value() == self.SHOW:
-            return queryset
-        return queryset.exclude(spent_escrow_q())
-
-
-def spent_escrow_q() -> Q:
-    """A round escrow at zero whose round finished (the escrow settled or voided)."""
-    return Q(
-        type=AccountType.ROUND_ESCROW,
-        balance_row__balance=0,
-        balance_row__state__in=[EscrowState.SETTLED, EscrowState.VOIDED],
-    )
 
 
 @admin.register(LedgerAccount)

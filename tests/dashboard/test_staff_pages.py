@@ -246,6 +246,9 @@ def test_spent_escrow_accounts_are_hidden_unless_asked(open_round, staff) -> Non
     assert "spent round escrows" in default  # the filter, in the sidebar
     shown = client.get(url, {"spent_escrow": "show"}).content.decode()
     assert open_escrow in shown and "settled" in text_of(shown)
+    balances = reverse("admin:ledger_accountbalance_changelist")  # the balance rows: the same
+    assert open_escrow not in client.get(balances).content.decode()
+    assert open_escrow in client.get(balances, {"spent_escrow": "show"}).content.decode()
 
 
 def test_view_site_goes_to_the_verify_page(staff) -> None:
