@@ -56,7 +56,10 @@ redis.call('ZADD', KEYS[1], now, ARGV[4])
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2]))
 return {1, count + 1, ARGV[1]}
 """
-_script: list[Any] = []  # the registered script (run with the shared client below)
+# The window script registered on each shared client (a script runs on the client it was
+# registered with: one registered once for all would keep counting on the first cache's Redis
+# after the cache moved, e.g. to a server that is down).
+_scripts: dict[int, Any] = {}  # id(shared client) -> its registered script
 # One Redis client per cache location, shared by every thread of the process. Django keeps a
 # cache backend per request context (each ASGI request gets its own, with its own connection
 # pool), so going through it would open a new Redis connection for every request.
@@ -186,11 +189,12 @@ class ScopedThrottle(SimpleRateThrottle):
         self.key = self.get_cache_key(request, view)
         key = cache.make_and_validate_key(f"{self.key}:window")
         client = _shared_client(cache)
-        if not _script:
-            _script.append(client.register_script(_WINDOW_LUA))
+        script = _scripts.get(id(client))
+        if script is None:
+            script = _scripts[id(client)] = client.register_script(_WINDOW_LUA)
         self.now = self.timer()
         allowed, count, oldest = redisscript.run(
-            _script[0], [key], [repr(self.now), self.duration, self.num_requests, uuid.uuid4().hex]
+            script, [key], [repr(self.now), self.duration, self.num_requests, uuid.uuid4().hex]
         )
         self._window = (int(count), float(oldest))
         return bool(allowed)

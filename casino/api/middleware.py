@@ -50,6 +50,7 @@ class ApiErrorMiddleware:
             response.status_code < 400
             or not request.path.startswith(API_PREFIX)
             or "json" in response.get("Content-Type", "")
+            or response.streaming
         ):
             return response
         status = response.status_code
@@ -61,7 +62,9 @@ class ApiErrorMiddleware:
                 answer[header] = response[header]
         for name, cookie in response.cookies.items():  # e.g. a session Django just saved
             answer.cookies[name] = cookie
-        response.close()
+        # Not `response.close()`: that sends `request_finished` (which closes the database
+        # connections) a second time, before the server closes the answer sent; an error page
+        # that is not streamed holds nothing else to release.
         return answer
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> None:

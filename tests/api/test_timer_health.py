@@ -28,6 +28,13 @@ def started_long_ago(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
+def in_process(settings: Any) -> None:
+    """The embedded default's path (also in CI's second pass, which has a broker)."""
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.IN_PROCESS_TIMERS = True
+
+
+@pytest.fixture
 def with_broker(settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """A broker configured (the worker path), its connection check answering."""
     settings.CELERY_TASK_ALWAYS_EAGER = False
@@ -42,7 +49,7 @@ def timers_check(client: Client, status: int) -> dict[str, Any]:
 
 
 def test_no_sweep_from_the_in_process_timer_is_a_503(
-    client: Client, started_long_ago: None
+    client: Client, in_process: None, started_long_ago: None
 ) -> None:
     cache.delete(timers.SWEPT_KEY)
     found = timers_check(client, 503)
@@ -51,7 +58,7 @@ def test_no_sweep_from_the_in_process_timer_is_a_503(
 
 
 def test_a_tick_of_the_in_process_timer_makes_it_healthy(
-    client: Client, started_long_ago: None
+    client: Client, in_process: None, started_long_ago: None
 ) -> None:
     timers.tick()
     found = timers_check(client, 200)
@@ -60,7 +67,7 @@ def test_a_tick_of_the_in_process_timer_makes_it_healthy(
 
 
 def test_a_sweep_older_than_the_limit_is_a_503(
-    client: Client, settings: Any, started_long_ago: None
+    client: Client, settings: Any, in_process: None, started_long_ago: None
 ) -> None:
     settings.TIMERS_STALE_S = 10
     cache.set(timers.SWEPT_KEY, {"at": time.time() - 11, "by": "in_process"})
@@ -70,7 +77,7 @@ def test_a_sweep_older_than_the_limit_is_a_503(
 
 
 def test_a_process_just_started_waits_for_its_first_sweep(
-    client: Client, monkeypatch: pytest.MonkeyPatch
+    client: Client, in_process: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(health, "_STARTED", time.monotonic())
     cache.delete(timers.SWEPT_KEY)
