@@ -7,7 +7,7 @@ check (`SameSiteOriginValidator`), session auth, token auth, the routes.
 from __future__ import annotations
 
 import re
-from typing import Any, cast
+from typing import Any
 from urllib.parse import parse_qs
 
 from channels.auth import AuthMiddlewareStack
@@ -15,10 +15,9 @@ from channels.db import database_sync_to_async
 from channels.routing import URLRouter
 from channels.security.websocket import WebsocketDenier
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
-from django.middleware.csrf import CsrfViewMiddleware
 from django.urls import re_path
 
+from casino.api.origins import origin_is_this_site
 from casino.consumers import BenchConsumer, TableConsumer
 from casino.dashboard.consumers import StatsConsumer
 
@@ -69,24 +68,6 @@ class TokenAuthMiddleware:
         return await self.inner(scope, receive, send)
 
 
-def _no_response(request: HttpRequest) -> HttpResponse:  # CsrfViewMiddleware's get_response
-    raise AssertionError("unused")
-
-
-class _Handshake(HttpRequest):
-    """A WebSocket handshake seen as the HTTP request it is, for Django's Origin check."""
-
-    def __init__(self, scope: dict[str, Any], origin: str, host: str | None) -> None:
-        super().__init__()
-        self._secure = scope.get("scheme") == "wss"
-        self.META["HTTP_ORIGIN"] = origin
-        if host is not None:
-            self.META["HTTP_HOST"] = host
-
-    def _get_scheme(self) -> str:
-        return "https" if self._secure else "http"
-
-
 def origin_allowed(scope: dict[str, Any]) -> bool:
     """The handshake's Origin is this site: the rule of Django's CSRF check, which the login
     applies too (`casino.api.auth`): scheme, host and port equal to the Host the handshake was
@@ -99,17 +80,15 @@ def origin_allowed(scope: dict[str, Any]) -> bool:
         return False
     origin = raw_origin.decode("latin-1")
     raw_host = headers.get(b"host")
+    secure = scope.get("scheme") == "wss"
     if raw_host is None:  # the origin's own host, as if the Host header had named it
         scheme, _, rest = origin.partition("://")
         if scheme not in ("http", "https") or not rest or ":" in rest or "/" in rest:
             return False
-        host = rest
-        secure = scheme == "https"
-        scope = {**scope, "scheme": "wss" if secure else "ws"}
+        host, secure = rest, scheme == "https"
     else:
         host = raw_host.decode("latin-1")
-    check = CsrfViewMiddleware(_no_response)
-    return bool(cast(Any, check)._origin_verified(_Handshake(scope, origin, host)))
+    return origin_is_this_site(origin, host, secure=secure)
 
 
 class SameSiteOriginValidator:
