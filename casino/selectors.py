@@ -68,3 +68,26 @@ def player_rounds(*, user: Any, limit: int = 20, status: str | None = None) -> l
     if status:
         rounds = rounds.filter(status=status)
     return list(rounds.order_by("-opened_at")[:limit])
+
+
+def player_rounds_page(
+    *, user: Any, limit: int, status: str | None = None, after: tuple[Any, str] | None = None
+) -> tuple[list[Any], bool]:
+    """A page of the player's rounds, newest first, keyset-ordered by (opened_at, id).
+
+    `after` is the (opened_at, id) of the last round of the previous page: the page starts
+    strictly after it, so rounds added meanwhile (newer, hence before it) neither repeat nor
+    shift anything. Returns the rounds and whether more follow.
+    """
+    from django.db.models import Q
+
+    from casino.models import Round
+
+    rounds = Round.objects.filter(players__user_id=user.pk)
+    if status:
+        rounds = rounds.filter(status=status)
+    if after is not None:
+        opened_at, round_id = after
+        rounds = rounds.filter(Q(opened_at__lt=opened_at) | Q(opened_at=opened_at, id__lt=round_id))
+    found = list(rounds.order_by("-opened_at", "-id")[: limit + 1])
+    return found[:limit], len(found) > limit

@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
+from datetime import datetime
 from typing import Any
 
-from drf_spectacular.utils import extend_schema, extend_schema_serializer
+from drf_spectacular.utils import extend_schema, extend_schema_serializer, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.utils.urls import replace_query_param
 
 from casino import preferences, selectors
 from casino.api.common import GameApi, JsonBooleanField, request_user, round_for_player
+from casino.dashboard.display import usdc
+from casino.engine.state import RoundState
 from casino.engine.views import view
 from casino.models import Round, RoundStatus
+from casino.projections import player_money
 from casino.services import round_state_for
 from fairness.models import RoundProof
 from ledger.apis import AmountOutField
@@ -69,16 +76,49 @@ class RecallOut(serializers.Serializer[Any]):
     version = serializers.IntegerField()
     opened_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
-    outcome = serializers.CharField()
+    outcome = serializers.CharField(
+        help_text='your result in words: "won 15.00 USDC with blackjack", "lost", "push", '
+        '"voided: <reason>", or "in play"'
+    )
+    net = AmountOutField(
+        allow_null=True, help_text="your net result (returned minus staked); null while in play"
+    )
     view = serializers.DictField(help_text="your view of the round (everything once it ended)")
     proof = serializers.DictField(allow_null=True, help_text="receipt, signature, key id")
     proof_url = serializers.CharField()
     verify_url = serializers.CharField()
 
 
+def player_net(state: RoundState, player_id: str) -> int | None:
+    """The player's net result in micro-USDC (a void's is 0), or None while in play."""
+    if state.voided is None and state.settlement is None:
+        return None
+    stakes, returns = player_money(state)
+    return returns.get(player_id, 0) - stakes.get(player_id, 0)
+
+
+def outcome_words(state: RoundState, player_id: str) -> str:
+    """The player's result in words, from their net: "won 15.00 USDC with blackjack" (any of
+    their hands a blackjack), "won 1.00 USDC", "lost", "push", "voided: <reason>", "in play"."""
+    if state.voided is not None:
+        return f"voided: {state.voided.reason}"
+    net = player_net(state, player_id)
+    if net is None or state.settlement is None:
+        return "in play"
+    if net < 0:
+        return "lost"
+    if net == 0:
+        return "push"
+    blackjack = any(
+        h.player_id == player_id and h.outcome == "blackjack" for h in state.settlement.hands
+    )
+    return f"won {usdc(net)}" + (" with blackjack" if blackjack else "")
+
+
 def _recall(round_: Round, user: Any, proofs: dict[str, RoundProof]) -> dict[str, Any]:
     state = round_state_for(round_id=round_.id)
     proof = proofs.get(round_.id)
+    player_id = str(user.pk)
     body = {
         "id": round_.id,
         "table_id": round_.table_id,
@@ -88,7 +128,8 @@ def _recall(round_: Round, user: Any, proofs: dict[str, RoundProof]) -> dict[str
         "version": round_.version,
         "opened_at": round_.opened_at,
         "finished_at": round_.finished_at,
-        "outcome": round_.outcome,
+        "outcome": outcome_words(state, player_id),
+        "net": player_net(state, player_id),
         "view": view(state, selectors.viewer_for(user, state)),
         "proof": (
             {
@@ -106,29 +147,67 @@ def _recall(round_: Round, user: Any, proofs: dict[str, RoundProof]) -> dict[str
     return dict(RecallOut(body).data)
 
 
+def _cursor_encode(round_: Round) -> str:
+    raw = json.dumps([round_.opened_at.isoformat(), round_.id], separators=(",", ":"))
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _cursor_decode(text: str) -> tuple[datetime, str]:
+    """The (opened_at, id) a cursor names, or a 400 `invalid_input` on anything else."""
+    try:
+        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+        opened_at, round_id = json.loads(raw)
+        if not isinstance(opened_at, str) or not isinstance(round_id, str):
+            raise ValueError(text)
+        when = datetime.fromisoformat(opened_at)
+    except (binascii.Error, ValueError, TypeError, UnicodeDecodeError) as exc:
+        raise serializers.ValidationError({"cursor": ["Invalid cursor."]}) from exc
+    if when.tzinfo is None:
+        raise serializers.ValidationError({"cursor": ["Invalid cursor."]})
+    return when, round_id
+
+
 class RecallListApi(GameApi):
-    """Game recall: your last rounds (default 10, at most 50) with full detail and the proof."""
+    """Game recall: your rounds, newest first, a page at a time (`limit`, default 10, at most
+    50) with full detail and the proof; `next` is the link to the following page (null at
+    the end). The cursor is a keyset (opened_at, round id): rounds played meanwhile never
+    make a later page repeat or skip one."""
 
     @extend_schema_serializer(component_name="RecallListFilter")
     class FilterSerializer(serializers.Serializer[Any]):
         limit = serializers.IntegerField(min_value=1, max_value=50, default=10)
         status = serializers.ChoiceField(choices=RoundStatus.values, required=False)
+        cursor = serializers.CharField(required=False, max_length=200)
 
     @extend_schema(
-        operation_id="recall_list", parameters=[FilterSerializer], responses=RecallOut(many=True)
+        operation_id="recall_list",
+        parameters=[FilterSerializer],
+        responses=inline_serializer(
+            "RecallPage",
+            {"next": serializers.URLField(allow_null=True), "results": RecallOut(many=True)},
+        ),
     )
     def get(self, request: Request) -> Response:
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
-        rounds = selectors.player_rounds(
+        cursor = filters.validated_data.get("cursor")
+        rounds, more = selectors.player_rounds_page(
             user=request_user(request),
             limit=filters.validated_data["limit"],
             status=filters.validated_data.get("status"),
+            after=_cursor_decode(cursor) if cursor else None,
         )
         proofs = {
             p.round_id: p for p in RoundProof.objects.filter(round_id__in=[r.id for r in rounds])
         }
-        return Response([_recall(r, request.user, proofs) for r in rounds])
+        following = None
+        if more:
+            following = replace_query_param(
+                request.build_absolute_uri(), "cursor", _cursor_encode(rounds[-1])
+            )
+        return Response(
+            {"next": following, "results": [_recall(r, request.user, proofs) for r in rounds]}
+        )
 
 
 class RecallCurrentApi(GameApi):

@@ -185,7 +185,7 @@ def test_authorization_matrix_b_cannot_see_or_act_on_a_round_wallet_or_preferenc
         assert_error(b.post(f"/api/rounds/{round_id}/{action}/"), 403, "not_a_participant")
     assert_error(b.get(f"/api/me/rounds/{round_id}/"), 403, "not_a_participant")
     assert_error(b.post(f"/api/tables/{table}/deal/", {"bets": ["1"]}), 403, "permission_denied")
-    assert b.get("/api/me/rounds/").json() == []
+    assert b.get("/api/me/rounds/").json() == {"next": None, "results": []}
     assert b.get("/api/me/preferences/").json()["felt"] == "green"
     assert b.get("/api/wallet/balance/").json()["available"] == "1000.000000"
     assert_error(b.get("/api/rounds/not-a-uuid/"), 404, "not_found")
@@ -200,12 +200,14 @@ def test_recall_lists_my_last_rounds_with_proof_and_resume_shows_the_open_one(
         round_id = deal(api, table, "0.10")["round_id"]
         api.post(f"/api/rounds/{round_id}/stand/")
     open_round = deal(api, table, "0.10")["round_id"]
-    recalled = api.get("/api/me/rounds/", status="settled").json()
-    assert len(recalled) == 10
+    page = api.get("/api/me/rounds/", status="settled").json()
+    recalled = page["results"]
+    assert len(recalled) == 10 and page["next"] is not None
     first = recalled[0]
     assert first["proof"]["signature"] and first["proof_url"].endswith(first["round_id"])
     assert first["verify_url"] == f"/fairness/verify/?round={first['round_id']}"
     assert first["view"]["server_seed"] is not None
+    assert (first["outcome"], first["net"]) == ("push", "0.000000")
     current = api.get("/api/me/rounds/current/").json()
     assert [r["round_id"] for r in current] == [open_round]
     assert current[0]["view"]["dealer"]["cards"][0] == {"hidden": True}
