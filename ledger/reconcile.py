@@ -9,6 +9,10 @@ service adds "each round's ledger legs match its events"):
 
     @register_check("round_legs")
     def check_round_legs() -> list[Problem]: ...
+
+A check that walks many items may report `progress(done, total)` as it goes: registered with
+`register_check(name, progress=True)`, it is called as `check(progress=...)` (`manage.py
+reconcile` draws it on a terminal's stderr, `casino.progress.ProgressBar`).
 """
 
 from __future__ import annotations
@@ -34,15 +38,22 @@ class Problem:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-Check = Callable[[], list[Problem]]
+Progress = Callable[[int, int], None]
+Check = Callable[..., list[Problem]]
 _EXTRA_CHECKS: dict[str, Check] = {}
+_REPORTS_PROGRESS: set[str] = set()
 
 
-def register_check(name: str) -> Callable[[Check], Check]:
-    """Register an extra reconciliation check (run after the built-in ones)."""
+def register_check(name: str, *, progress: bool = False) -> Callable[[Check], Check]:
+    """Register an extra reconciliation check (run after the built-in ones); with `progress`
+    it takes a `progress` keyword (a `Progress` callback, or None)."""
 
     def decorate(check: Check) -> Check:
         _EXTRA_CHECKS[name] = check
+        if progress:
+            _REPORTS_PROGRESS.add(name)
+        else:
+            _REPORTS_PROGRESS.discard(name)
         return check
 
     return decorate
@@ -130,8 +141,9 @@ class Report:
         }
 
 
-def ledger_reconcile() -> Report:
-    """Run every check (built-in, then registered) and report; reads only."""
+def ledger_reconcile(*, progress: Progress | None = None) -> Report:
+    """Run every check (built-in, then registered) and report; reads only. `progress` is
+    handed to the registered checks (the round legs: `progress(rounds done, rounds)`)."""
     total_postings = Posting.objects.aggregate(t=Coalesce(Sum("amount"), 0))["t"]
     total_balances = AccountBalance.objects.aggregate(t=Coalesce(Sum("balance"), 0))["t"]
     problems = _unbalanced_entries() + _stored_balances() + _negative_balances()
@@ -145,7 +157,7 @@ def ledger_reconcile() -> Report:
     checks = ["entry_balanced", "stored_balance", "non_negative", "sum_zero"]
     for name, check in _EXTRA_CHECKS.items():
         checks.append(name)
-        problems.extend(check())
+        problems.extend(check(progress=progress) if name in _REPORTS_PROGRESS else check())
     return Report(
         ok=not problems,
         total_micro=total_balances,

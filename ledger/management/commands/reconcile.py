@@ -8,6 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from casino.progress import ProgressBar
 from ledger.money import format_amount
 from ledger.reconcile import ledger_reconcile
 
@@ -23,7 +24,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print one JSON line")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        report = ledger_reconcile()
+        report = ledger_reconcile(progress=ProgressBar("rounds"))
         if options["json"]:
             self.stdout.write(json.dumps(report.as_dict(), sort_keys=True))
         else:
