@@ -210,6 +210,12 @@ def banked_move(view: dict[str, Any], me: str, rules: RuleSet) -> tuple[str, dic
     hand = box["hands"][turn["hand"]]
     cards = [c["card"] for c in hand["cards"]]
     up = view["dealer"]["cards"][1 - rules.hole_card_index]["card"]
+    if "actions" in view:  # what the server says this hand may do now
+        offered = {HIT, STAND, DOUBLE, SPLIT} & set(view["actions"])
+        move = basic_strategy(
+            cards, up, offered or {STAND}, double_after_split=rules.double_after_split
+        )
+        return move, ({"confirm": True} if move == HIT else {})
     allowed = {HIT, STAND}
     if len(cards) == 2:
         if not hand["split"] or rules.double_after_split:

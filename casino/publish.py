@@ -19,6 +19,7 @@ from typing import Any
 from channels.layers import get_channel_layer
 
 from casino import layersend, notify
+from casino.api.money import round_view_out
 from casino.engine.evolve import evolve
 from casino.engine.state import RoundState
 from casino.engine.views import Viewer, view
@@ -46,7 +47,7 @@ def message(
         "from_version": from_version,
         "version": version,
         "events": list(types),
-        "view": view(state, viewer),
+        "view": round_view_out(view(state, viewer)),  # amounts as USDC strings
         "published_at": time.time(),  # lets a client measure publish-to-receive latency
     }
 

@@ -15,6 +15,8 @@ from rest_framework.views import APIView
 
 from casino import rawsql
 from casino.api.authentication import TokenAuthentication
+from casino.api.money import round_view_out
+from casino.api.roundview import RoundViewField
 from casino.engine.views import Viewer, view
 from casino.errors import ApplicationError
 from casino.models import Round, RoundPlayer, Table
@@ -24,12 +26,12 @@ ROUND_ID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a
 
 
 class RoundOut(serializers.Serializer[Any]):
-    """A round as the caller may see it: `view` is `casino.engine.views.view(state, viewer)`."""
+    """A round as you may see it."""
 
     round_id = serializers.CharField()
     version = serializers.IntegerField(help_text="last event version folded into this view")
     status = serializers.CharField(help_text="open, settled or voided")
-    view = serializers.DictField(help_text="the engine view; money in integer micro-USDC")
+    view = RoundViewField(help_text="your view of the round; amounts in USDC strings")
 
 
 class JsonBooleanField(serializers.BooleanField):
@@ -46,13 +48,14 @@ class JsonBooleanField(serializers.BooleanField):
 
 def round_body(*, round_id: str, version: int, status: str, view: dict[str, Any]) -> dict[str, Any]:
     """`RoundOut(...).data`, built directly: the same keys, order and values (CharField is
-    `str`, IntegerField `int`, DictField copies with `str` keys), without a serializer
-    instance per answer (tests/api: `test_round_body_is_what_the_serializer_gives`)."""
+    `str`, IntegerField `int`, the view through `round_view_out`, as RoundViewField gives
+    it), without a serializer instance per answer (tests/api:
+    `test_round_body_is_what_the_serializer_gives`). `view` is the engine's."""
     return {
         "round_id": str(round_id),
         "version": int(version),
         "status": str(status),
-        "view": {str(key): value for key, value in view.items()},
+        "view": round_view_out(view),
     }
 
 

@@ -46,12 +46,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from casino import rawsql
+from casino.api.money import usdc_any
 from casino.errors import ApplicationError, ConflictError, NotYours, error_body
 from casino.services import HookExit, RoundResult
 from ledger import posting
 from ledger.idempotency import idempotency_key_clean
 from ledger.models import IdempotencyRecord
-from ledger.money import parse_amount
 
 HEADER = OpenApiParameter(
     "Idempotency-Key",
@@ -119,24 +119,17 @@ def _json(value: dict[str, Any]) -> str:
 BALANCE_CODES = frozenset({"insufficient_funds"})
 
 
-def _micro(value: Any) -> Any:
-    try:
-        return parse_amount(value, allow_zero=True) if type(value) is str else value
-    except ApplicationError:  # not an amount this edge would take: shown as it came
-        return value
-
-
 def balance_refusal(error: ApplicationError) -> ConflictError:
     """A refusal for lack of funds as the API answers it: a 409 with `needed` and `available`
-    in micro-USDC, from DEAL's check (which gives them so) or the ledger's posting (`needed`
-    and `balance` as decimal strings)."""
+    as 6-place USDC strings, from DEAL's check (which gives them in micro-USDC) or the
+    ledger's posting (`needed` and `balance` as decimal strings)."""
     extra = error.extra
     return ConflictError(
         "Insufficient funds for this bet.",
         code="insufficient_funds",
         extra={
-            "needed": _micro(extra.get("needed")),
-            "available": _micro(extra.get("available", extra.get("balance"))),
+            "needed": usdc_any(extra.get("needed")),
+            "available": usdc_any(extra.get("available", extra.get("balance"))),
         },
     )
 

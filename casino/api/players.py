@@ -16,6 +16,7 @@ from rest_framework.utils.urls import replace_query_param
 
 from casino import preferences, selectors
 from casino.api.common import GameApi, JsonBooleanField, request_user, round_for_player
+from casino.api.roundview import RoundViewField
 from casino.dashboard.display import usdc
 from casino.engine.state import RoundState
 from casino.engine.views import view
@@ -83,7 +84,7 @@ class RecallOut(serializers.Serializer[Any]):
     net = AmountOutField(
         allow_null=True, help_text="your net result (returned minus staked); null while in play"
     )
-    view = serializers.DictField(help_text="your view of the round (everything once it ended)")
+    view = RoundViewField(help_text="your view of the round (everything once it ended)")
     proof = serializers.DictField(allow_null=True, help_text="receipt, signature, key id")
     proof_url = serializers.CharField()
     verify_url = serializers.CharField()

@@ -109,7 +109,8 @@ class _ActionApi(GameApi):
 
 
 class HitApi(_ActionApi):
-    """Draw a card. With the safety net on, a risky hit needs `confirm: true` (seed 000)."""
+    """Draw a card. With the safety net on, a risky hit (soft 20, hard 17 or more) needs
+    `confirm: true`."""
 
     operation = "hit"
 
@@ -177,7 +178,11 @@ class InsuranceApi(_ActionApi):
     class InputSerializer(serializers.Serializer[Any]):
         take = JsonBooleanField()
         box = serializers.IntegerField(min_value=0, max_value=2, default=0)
-        amount = AmountField(required=False, help_text="default: half the bet")
+        amount = AmountField(
+            required=False,
+            help_text='USDC as a decimal string with at most 6 places ("0.5"); default: half '
+            "the bet",
+        )
 
     FAST = fastinput.Spec(
         InputSerializer,
@@ -201,7 +206,7 @@ class InsuranceApi(_ActionApi):
 
 
 class EvenMoneyApi(_ActionApi):
-    """Seed 000: a blackjack against an ace takes (or declines) even money, paid 1:1 at once."""
+    """Your blackjack against a dealer's ace: take (or decline) even money, paid 1:1 at once."""
 
     operation = "even_money"
 

@@ -25,7 +25,7 @@ from casino.engine.rules import BANKED, RULESETS
 from casino.errors import ApplicationError
 from casino.models import Table
 from ledger.apis import AmountField, AmountOutField, staff_permission
-from ledger.money import parse_amount
+from ledger.money import CURRENCY, format_amount, parse_amount
 
 
 @extend_schema_serializer(component_name="Seat")
@@ -276,23 +276,27 @@ def deal_limits(*, table: Table, user: Any, mode: str, bets: list[int]) -> None:
     for amount in amounts:
         if amount < 0 or amount % table.chip_unit:
             raise ApplicationError(
-                f"bets are multiples of {table.chip_unit} micro-USDC", code="invalid_amount"
+                f"bets are multiples of {format_amount(table.chip_unit)} {CURRENCY}",
+                code="invalid_amount",
             )
         if 0 < amount < table.min_bet:
             raise ApplicationError(
-                f"the table minimum is {table.min_bet}", code="bet_below_minimum"
+                f"the table minimum is {format_amount(table.min_bet)} {CURRENCY}",
+                code="bet_below_minimum",
             )
         if amount > table.max_bet:
             raise ApplicationError(
-                f"the table maximum is {table.max_bet}", code="bet_above_maximum"
+                f"the table maximum is {format_amount(table.max_bet)} {CURRENCY}",
+                code="bet_above_maximum",
             )
 
 
 class TableDealApi(GameApi):
-    """Seed 000 betting: DEAL the bets given, REBET & DEAL, or DOUBLE BET & DEAL.
+    """Place your bet and deal: the bets you give (`mode: bet`), the same bets as your last
+    round (`rebet`), or twice them (`double`).
 
-    Opens the table's next round when none is open, then places the bet; the answer is the
-    caller's view of the round (dealt once every seated player has bet).
+    Opens the table's next round when none is open, then places your bet; the answer is your
+    view of the round (the cards are dealt once every seated player has bet).
     """
 
     @extend_schema_serializer(component_name="TableDealInput")
@@ -302,7 +306,8 @@ class TableDealApi(GameApi):
             child=BetAmountField(),
             required=False,
             max_length=3,
-            help_text="one amount per box; 0 leaves a box empty",
+            help_text="one amount per box, USDC as a decimal string with at most 6 places "
+            '("1", "1.5", "0.000001"); "0" leaves a box empty',
         )
 
         def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

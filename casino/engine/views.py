@@ -13,7 +13,19 @@ from typing import Any, Final
 
 from casino.engine.events import DealerCardDealt, Event, PlayerCardDealt, event_to_dict
 from casino.engine.rules import DUEL
-from casino.engine.state import Hand, RoundState
+from casino.engine.simulator import _allowed as allowed_moves
+from casino.engine.state import (
+    BETTING,
+    DUELING,
+    INS_EVEN_MONEY_OFFERED,
+    INS_OFFERED,
+    INSURANCE,
+    OPEN,
+    PLAYING,
+    Hand,
+    RoundState,
+)
+from casino.engine.strategy import DOUBLE, HIT, SPLIT, STAND
 
 ROLES: Final = ("player", "public", "staff", "auditor")
 HIDDEN: Final[dict[str, Any]] = {"hidden": True}
@@ -99,6 +111,7 @@ def view(state: RoundState, viewer: Viewer) -> dict[str, Any]:
         "server_seed": state.server_seed,
         "settlement": event_to_dict(state.settlement) if state.settlement else None,
         "voided": event_to_dict(state.voided) if state.voided else None,
+        "actions": actions(state, viewer.player_id) if viewer.role == "player" else [],
     }
     if viewer.role == "player" and viewer.player_id is not None:
         for p in o.participants:
@@ -121,6 +134,39 @@ def view(state: RoundState, viewer: Viewer) -> dict[str, Any]:
             "blackjack": state.dealer_blackjack if state.phase != "insurance" else None,
         }
     return out
+
+
+# The order `actions` lists them in (the WebSocket command names).
+ACTIONS: Final = ("deal", "insurance", "even_money", HIT, STAND, DOUBLE, SPLIT)
+
+
+def actions(state: RoundState, player_id: str | None) -> list[str]:
+    """The commands `player_id` may send now, by the rules the decider applies (a deadline
+    that has passed is not known here: the next command applies it first)."""
+    if player_id is None or state.finished:
+        return []
+    if not any(p.player_id == player_id for p in state.opened.participants):
+        return []
+    phase = state.phase
+    own = [box for box in state.boxes if box.player_id == player_id]
+    if phase == BETTING:
+        return ["deal"] if state.rules.kind != DUEL and not own else []
+    if phase == INSURANCE:
+        offers = {box.insurance_status for box in own}
+        return [
+            name
+            for name, offer in (("insurance", INS_OFFERED), ("even_money", INS_EVEN_MONEY_OFFERED))
+            if offer in offers
+        ]
+    if phase == DUELING:
+        open_hand = any(box.hands and box.hands[0].status == OPEN for box in own)
+        return [HIT, STAND] if open_hand else []
+    if phase == PLAYING and state.turn >= 0 and state.boxes[state.turn].player_id == player_id:
+        allowed = allowed_moves(state.rules, state)
+        if state.boxes[state.turn].hands[state.turn_hand].split_aces:
+            allowed.discard(HIT)  # split aces take one card each
+        return [name for name in ACTIONS if name in allowed]
+    return []
 
 
 def _turn(state: RoundState) -> dict[str, Any] | None:

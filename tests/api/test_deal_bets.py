@@ -41,7 +41,7 @@ def test_an_atlantic_city_deal_with_an_empty_box_bets_on_the_others(api: Api, st
     dealt = api.post(f"/api/tables/{table}/deal/", {"bets": ["1.00", "0.50", "0"]})
     assert dealt.status_code == 200, dealt.content
     boxes = dealt.json()["view"]["boxes"]
-    assert [(b["box"], b["bet"]) for b in boxes] == [(0, 1_000_000), (1, 500_000)]
+    assert [(b["box"], b["bet"]) for b in boxes] == [(0, "1.000000"), (1, "0.500000")]
     last_bet = api.get("/api/me/preferences/").json()["last_bet"]
     assert last_bet == ["1.000000", "0.500000", "0.000000"]  # REBET keeps the empty box
 
@@ -51,7 +51,7 @@ def test_an_empty_box_may_come_first(api: Api, stack: Stack) -> None:
     table = personal(api, "atlantic_city")
     dealt = api.post(f"/api/tables/{table}/deal/", {"bets": ["0", "0", "2"]})
     assert dealt.status_code == 200, dealt.content
-    assert [(b["box"], b["bet"]) for b in dealt.json()["view"]["boxes"]] == [(2, 2_000_000)]
+    assert [(b["box"], b["bet"]) for b in dealt.json()["view"]["boxes"]] == [(2, "2.000000")]
 
 
 @pytest.mark.parametrize("bets", [["0"], ["0", "0", "0"], ["0.000000", "0"], []])

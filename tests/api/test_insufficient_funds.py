@@ -52,7 +52,7 @@ def test_a_deal_the_wallet_cannot_cover_is_a_409_and_the_same_key_runs_after_a_t
     poor = Api(make_player(funds=500_000))
     table = personal(poor)
     error = refused_for_funds(poor.post(f"/api/tables/{table}/deal/", {"bets": ["1"]}, key="d1"))
-    assert error["details"] == {"needed": 1_000_000, "available": 500_000}
+    assert error["details"] == {"needed": "1.000000", "available": "0.500000"}
     assert not stored(poor.user, "d1")
     assert not Round.objects.filter(table_id=table).exists()
     top_up(poor.user, 1_000_000)
@@ -75,7 +75,7 @@ def test_the_ledger_s_refusal_in_a_race_is_the_same_409_and_is_not_stored(
         tables, "wallet_balances", lambda **kw: {**real(**kw), "player_available": 10**9}
     )
     error = refused_for_funds(poor.post(f"/api/tables/{table}/deal/", {"bets": ["1"]}, key="r1"))
-    assert error["details"] == {"needed": 1_000_000, "available": 500_000}
+    assert error["details"] == {"needed": "1.000000", "available": "0.500000"}
     assert not stored(poor.user, "r1")
     assert not Round.objects.filter(table_id=table).exists()
     top_up(poor.user, 1_000_000)

@@ -60,7 +60,7 @@ def test_hit_and_double_take_exact_cards(api: Api, stack: Stack) -> None:
     round_id = deal(api, table, "2")["round_id"]
     doubled = api.post(f"/api/rounds/{round_id}/double/").json()["view"]
     hand = doubled["boxes"][0]["hands"][0]
-    assert cards(hand) == ["5S", "6C", "TC"] and hand["doubled"] and hand["stake"] == 4_000_000
+    assert cards(hand) == ["5S", "6C", "TC"] and hand["doubled"] and hand["stake"] == "4.000000"
     assert doubled["settlement"]["hands"][0]["outcome"] == "win"
     stack(["5S", "TH", "6C", "9D", "2C", "TC"])
     round_id = deal(api, table, "1")["round_id"]
@@ -75,7 +75,7 @@ def test_split_makes_two_hands_with_a_second_stake(api: Api, stack: Stack) -> No
     view = api.post(f"/api/rounds/{round_id}/split/").json()["view"]
     hands = view["boxes"][0]["hands"]
     assert [cards(h) for h in hands] == [["8S", "3C"], ["8C", "TD"]], hands
-    assert all(h["stake"] == 1_000_000 and h["split"] for h in hands)
+    assert all(h["stake"] == "1.000000" and h["split"] for h in hands)
 
 
 def test_insurance_take_with_dealer_ace_costs_half_the_bet(api: Api, stack: Stack) -> None:
@@ -85,7 +85,7 @@ def test_insurance_take_with_dealer_ace_costs_half_the_bet(api: Api, stack: Stac
     body = deal(api, table, "2")
     assert body["view"]["phase"] == "insurance"
     view = api.post(f"/api/rounds/{body['round_id']}/insurance/", {"take": True}).json()["view"]
-    assert view["boxes"][0]["insurance"] == 1_000_000
+    assert view["boxes"][0]["insurance"] == "1.000000"
     assert view["phase"] == "playing" and view["dealer"]["blackjack"] is False
     assert before != available(api)
 
@@ -107,7 +107,7 @@ def test_even_money_pays_one_to_one_at_once(api: Api, stack: Stack) -> None:
     assert body["view"]["boxes"][0]["insurance_status"] == "even_money_offered"
     done = api.post(f"/api/rounds/{body['round_id']}/even-money/", {"take": True}).json()
     assert done["status"] == "settled"
-    assert done["view"]["settlement"]["hands"][0]["gross_return"] == 4_000_000
+    assert done["view"]["settlement"]["hands"][0]["gross_return"] == "4.000000"
 
 
 def test_no_insurance_offer_when_the_player_disables_it(api: Api, stack: Stack) -> None:
@@ -131,17 +131,17 @@ def test_rebet_and_double_bet_repeat_the_last_bet(api: Api, stack: Stack) -> Non
     table = personal(api, "atlantic_city")
     assert_error(api.post(f"/api/tables/{table}/deal/", {"mode": "rebet"}), 409, "no_previous_bet")
     first = deal(api, table, "1", "0.50")
-    assert [b["bet"] for b in first["view"]["boxes"]] == [1_000_000, 500_000]
+    assert [b["bet"] for b in first["view"]["boxes"]] == ["1.000000", "0.500000"]
     for _ in first["view"]["boxes"]:
         state = api.get(f"/api/rounds/{first['round_id']}/").json()
         if state["status"] == "open":
             api.post(f"/api/rounds/{first['round_id']}/stand/")
     again = deal(api, table, mode="rebet")
-    assert [b["bet"] for b in again["view"]["boxes"]] == [1_000_000, 500_000]
+    assert [b["bet"] for b in again["view"]["boxes"]] == ["1.000000", "0.500000"]
     while api.get(f"/api/rounds/{again['round_id']}/").json()["status"] == "open":
         api.post(f"/api/rounds/{again['round_id']}/stand/")
     doubled = deal(api, table, mode="double")
-    assert [b["bet"] for b in doubled["view"]["boxes"]] == [2_000_000, 1_000_000]
+    assert [b["bet"] for b in doubled["view"]["boxes"]] == ["2.000000", "1.000000"]
 
 
 def test_limits_chip_unit_and_insufficient_funds_change_nothing(stack: Stack) -> None:

@@ -113,7 +113,7 @@ def test_duel_classic_turns_and_refusals_carry_the_rest_codes(stack: Stack) -> N
         ws_b, _ = await connect(table.pk, bob)
         poor = await command(ws_b, "deal", bets=["2"])
         assert (poor["code"], poor["status"]) == ("insufficient_funds", 409)
-        assert poor["details"] == {"needed": 2_000_000, "available": 1_500_000}
+        assert poor["details"] == {"needed": "2.000000", "available": "1.500000"}
         opened = await command(ws_a, "deal", bets=["1"])
         round_id = opened["round"]["round_id"]
         assert opened["round"]["view"]["phase"] == "betting"
@@ -143,7 +143,7 @@ def test_insurance_even_money_and_the_safety_net_confirm(api: Api, stack: Stack)
         bad = await command(ws, "insurance", round_id=body["round_id"], take=True, amount="0.50")
         assert (bad["code"], bad["status"]) == ("invalid_amount", 400), bad
         took = await command(ws, "insurance", round_id=body["round_id"], take=True)
-        assert took["round"]["view"]["boxes"][0]["insurance"] == 1_000_000
+        assert took["round"]["view"]["boxes"][0]["insurance"] == "1.000000"
         assert (await command(ws, "stand", round_id=body["round_id"]))["round"]["status"] == (
             "settled"
         )
@@ -151,7 +151,7 @@ def test_insurance_even_money_and_the_safety_net_confirm(api: Api, stack: Stack)
         body = (await command(ws, "deal", bets=["2"]))["round"]
         paid = await command(ws, "even_money", round_id=body["round_id"], take=True)
         assert paid["round"]["status"] == "settled"
-        assert paid["round"]["view"]["settlement"]["hands"][0]["gross_return"] == 4_000_000
+        assert paid["round"]["view"]["settlement"]["hands"][0]["gross_return"] == "4.000000"
         stack(["TS", "5H", "7C", "9D", "2C"])  # hard 17: the safety net asks first
         body = (await command(ws, "deal", bets=["1"]))["round"]
         risky = await command(ws, "hit", round_id=body["round_id"])
