@@ -181,9 +181,10 @@ class AmountInput(serializers.Serializer[Any]):
 
 
 class WithdrawalInput(AmountInput):
-    # The destination (ledger/destinations.py): both or neither; staff complete only with one.
-    network = serializers.ChoiceField(choices=list(NETWORKS), required=False)
-    address = serializers.CharField(max_length=ADDRESS_MAX, required=False)
+    # The destination (ledger/destinations.py): required for every new request (requests made
+    # before it was keep theirs without one; staff complete only with one).
+    network = serializers.ChoiceField(choices=list(NETWORKS))
+    address = serializers.CharField(max_length=ADDRESS_MAX)
 
 
 class WithdrawalRequestApi(APIView):
@@ -194,18 +195,26 @@ class WithdrawalRequestApi(APIView):
         operation_id="wallet_withdrawal_request",
         parameters=[IDEMPOTENCY_HEADER],
         request=WithdrawalInput,
-        responses={201: WithdrawalOut},
+        responses={
+            201: WithdrawalOut,
+            400: OpenApiResponse(
+                ApiError,
+                description="invalid_input (amount, network or address missing), an amount_* "
+                "code, network_unknown, destination_invalid",
+            ),
+            409: OpenApiResponse(
+                ApiError, description="insufficient_funds: the available balance is short"
+            ),
+        },
     )
     def post(self, request: Request) -> Response:
         data = WithdrawalInput(data=request.data)
         data.is_valid(raise_exception=True)
         amount = data.validated_data["amount"]
-        destination: dict[str, str] = {}
-        if "network" in data.validated_data or "address" in data.validated_data:
-            network, address = destination_clean(
-                data.validated_data.get("network"), data.validated_data.get("address")
-            )
-            destination = {"network": network, "address": address}
+        network, address = destination_clean(
+            data.validated_data["network"], data.validated_data["address"]
+        )
+        destination = {"network": network, "address": address}
 
         def perform(key: str, fingerprint: str) -> tuple[int, dict[str, Any]]:
             withdrawal = services.withdrawal_request_post(

@@ -263,12 +263,14 @@ def key_reused_error(idempotency_key: str) -> ApplicationError:
 
 
 def insufficient_funds(row: LockedAccount, needed: int) -> ApplicationError:
+    """A 409: the request was well formed, the balance does not allow it now (the game API
+    answers the same code with the same status)."""
     from ledger.money import format_amount
 
     return ApplicationError(
         "Insufficient funds for this operation.",
         code="insufficient_funds",
-        status_code=400,
+        status_code=409,
         extra={
             "account_type": row.account_type,
             "balance": format_amount(row.balance),

@@ -150,13 +150,16 @@ def test_the_api_takes_and_returns_the_destination() -> None:
     assert post({"amount": "2.5", "network": "polygon", "address": EVM2}, "k1").status_code == 422
     bad = post({"amount": "1", "network": "polygon", "address": EVM.lower()[:-1]}, "k2")
     assert (bad.status_code, bad.json()["error"]["code"]) == (400, "destination_invalid")
-    no_address = post({"amount": "1", "network": "solana"}, "k3")
-    assert (no_address.status_code, no_address.json()["error"]["code"]) == (
-        400,
-        "destination_invalid",
+    # Every new request names its destination (rows made before keep theirs without one).
+    no_address = post({"amount": "1", "network": "solana"}, "k3").json()["error"]
+    assert (no_address["code"], list(no_address["details"]["fields"])) == (
+        "invalid_input",
+        ["address"],
     )
-    legacy = post({"amount": "1"}, "k4")  # still accepted; staff cannot complete it
-    assert (legacy.status_code, legacy.json()["network"], legacy.json()["address"]) == (201, "", "")
+    amount_only = post({"amount": "1"}, "k4")
+    assert amount_only.status_code == 400
+    assert sorted(amount_only.json()["error"]["details"]["fields"]) == ["address", "network"]
+    assert WithdrawalRequest.objects.filter(user=player).count() == 1
 
 
 def manager_named(name: str):  # type: ignore[no-untyped-def]

@@ -16,6 +16,8 @@ from tests.ledger.test_money import BAD
 pytestmark = pytest.mark.django_db
 
 USDC = 1_000_000
+# A withdrawal names where the money goes (ledger/destinations.py); EIP-55's own example.
+TO = {"network": "base", "address": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"}
 
 
 def client_for(user: Any) -> APIClient:
@@ -65,29 +67,95 @@ def test_withdrawal_request_is_idempotent() -> None:
     fund(user, 10 * USDC)
     client = client_for(user)
     first = client.post(
-        "/api/wallet/withdrawals/", {"amount": "2.5"}, format="json", HTTP_IDEMPOTENCY_KEY="k-1"
+        "/api/wallet/withdrawals/",
+        {"amount": "2.5", **TO},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="k-1",
     )
     assert first.status_code == 201
     assert first.json()["amount"] == "2.500000"
     same = client.post(
         "/api/wallet/withdrawals/",
-        {"amount": "2.500000"},
+        {"amount": "2.500000", **TO},
         format="json",
         HTTP_IDEMPOTENCY_KEY="k-1",
     )
     assert (same.status_code, same.json()) == (201, first.json())
     assert same["Idempotent-Replayed"] == "true"
     other = client.post(
-        "/api/wallet/withdrawals/", {"amount": "3"}, format="json", HTTP_IDEMPOTENCY_KEY="k-1"
+        "/api/wallet/withdrawals/", {"amount": "3", **TO}, format="json", HTTP_IDEMPOTENCY_KEY="k-1"
     )
     assert other.status_code == 422
     assert other.json()["error"]["code"] == "idempotency_key_reused"
     assert available(user) == 7_500_000
-    missing = client.post("/api/wallet/withdrawals/", {"amount": "1"}, format="json")
+    missing = client.post("/api/wallet/withdrawals/", {"amount": "1", **TO}, format="json")
     assert (missing.status_code, missing.json()["error"]["code"]) == (
         400,
         "idempotency_key_required",
     )
+    assert_ledger_ok()
+
+
+def test_a_withdrawal_needs_its_destination_and_changes_nothing_without_one() -> None:
+    user = make_user()
+    fund(user, 10 * USDC)
+    client = client_for(user)
+    entries = JournalEntry.objects.count()
+    for body, missing in (
+        ({"amount": "1"}, ["address", "network"]),
+        ({"amount": "1", "network": "base"}, ["address"]),
+        ({"amount": "1", "address": TO["address"]}, ["network"]),
+    ):
+        response = client.post(
+            "/api/wallet/withdrawals/", body, format="json", HTTP_IDEMPOTENCY_KEY="no-dest"
+        )
+        assert response.status_code == 400, body
+        error = response.json()["error"]
+        assert (error["code"], sorted(error["details"]["fields"])) == ("invalid_input", missing)
+    wrong = client.post(
+        "/api/wallet/withdrawals/",
+        {"amount": "1", "network": "solana", "address": TO["address"]},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="wrong-dest",
+    )
+    assert (wrong.status_code, wrong.json()["error"]["code"]) == (400, "destination_invalid")
+    assert available(user) == 10 * USDC and JournalEntry.objects.count() == entries
+    made = client.post(
+        "/api/wallet/withdrawals/",
+        {"amount": "1", **TO},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="no-dest",
+    )
+    assert (made.status_code, made.json()["network"], made.json()["address"]) == (
+        201,
+        TO["network"],
+        TO["address"],
+    )
+
+
+def test_a_withdrawal_beyond_the_balance_is_a_409_and_its_key_runs_after_a_top_up() -> None:
+    user = make_user()
+    fund(user, 2 * USDC)
+    client = client_for(user)
+
+    def withdraw() -> Any:
+        return client.post(
+            "/api/wallet/withdrawals/",
+            {"amount": "5", **TO},
+            format="json",
+            HTTP_IDEMPOTENCY_KEY="big",
+        )
+
+    refused = withdraw()
+    assert refused.status_code == 409
+    error = refused.json()["error"]
+    assert error["code"] == "insufficient_funds"
+    assert (error["details"]["needed"], error["details"]["balance"]) == ("5.000000", "2.000000")
+    assert available(user) == 2 * USDC
+    fund(user, 3 * USDC)
+    made = withdraw()  # the refusal was not stored against the key
+    assert made.status_code == 201 and "Idempotent-Replayed" not in made
+    assert available(user) == 0
     assert_ledger_ok()
 
 
@@ -98,7 +166,10 @@ def test_every_bad_amount_is_a_400_and_changes_nothing(value: object, code: str)
     fund(user, 10 * USDC)
     entries = JournalEntry.objects.count()
     response = client_for(user).post(
-        "/api/wallet/withdrawals/", {"amount": value}, format="json", HTTP_IDEMPOTENCY_KEY="bad"
+        "/api/wallet/withdrawals/",
+        {"amount": value, **TO},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="bad",
     )
     assert response.status_code == 400
     body = response.json()["error"]
@@ -141,7 +212,7 @@ def test_staff_deposit_and_withdrawal_resolution() -> None:
     )
     assert refused.status_code == 403
     request = client_for(player).post(
-        "/api/wallet/withdrawals/", {"amount": "2"}, format="json", HTTP_IDEMPOTENCY_KEY="w"
+        "/api/wallet/withdrawals/", {"amount": "2", **TO}, format="json", HTTP_IDEMPOTENCY_KEY="w"
     )
     wid = request.json()["id"]
     listed = client.get("/api/wallet/staff/withdrawals/?status=pending").json()

@@ -85,6 +85,7 @@ def players_only(status: int, **overrides: int) -> dict[str, int]:
 
 
 STAFF_ROLES = ("reviewer", "manager", "auditor", "staff")
+SOLANA_ADDRESS = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"  # a withdrawal's destination
 
 
 def _owner_token(ctx: Ctx) -> int:
@@ -175,8 +176,8 @@ ROWS = [
         "post",
         lambda c: "/api/wallet/withdrawals/",
         # staff accounts hold no money: their own request is refused for lack of funds
-        signed_in(201, **dict.fromkeys(STAFF_ROLES, 400)),
-        body=lambda c: {"amount": "1"},
+        signed_in(201, **dict.fromkeys(STAFF_ROLES, 409)),
+        body=lambda c: {"amount": "1", "network": "solana", "address": SOLANA_ADDRESS},
     ),
     Row(
         "wallet-faucet",
