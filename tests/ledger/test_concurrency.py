@@ -57,6 +57,9 @@ def test_fifty_concurrent_bets_from_a_wallet_funded_for_ten() -> None:
     assert_ledger_ok()
 
 
+DESTINATION = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"  # EIP-55's own example
+
+
 def test_concurrent_duplicate_requests_move_money_once() -> None:
     user = make_user()
     fund(user, 10 * STAKE)
@@ -66,7 +69,7 @@ def test_concurrent_duplicate_requests_move_money_once() -> None:
         client.force_authenticate(user)
         response = client.post(
             "/api/wallet/withdrawals/",
-            {"amount": "2.5"},
+            {"amount": "2.5", "network": "base", "address": DESTINATION},
             format="json",
             HTTP_IDEMPOTENCY_KEY="same-key",
         )
