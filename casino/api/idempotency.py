@@ -19,7 +19,7 @@ own transaction: a `Claim` is its `services.CommandHook`.
 - **A refusal that depends on the balance** (`insufficient_funds`) is a 409 whichever check
   made it: DEAL's own check (before the bet) or the ledger's posting, which refuses when
   another command spent the money in between or a DOUBLE, SPLIT or insurance is not covered
-  (the ledger says 400). Never stored: the same key retried after a top-up runs.
+  (a 409 there too). Never stored: the same key retried after a top-up runs.
 - **An expired deadline, then a refusal:** the deadline's events commit (the round service
   keeps them) and the key's record follows the refusal in that same transaction: deleted
   for a 409, the stored error otherwise.
