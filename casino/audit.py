@@ -353,8 +353,10 @@ def _audit_one(
     # proof of play and the signature, on the events exactly as read.
     play = checks.play
 
-    def decided(_events: Sequence[Mapping[str, Any]], receipt: Mapping[str, Any]) -> list[str]:
-        return [undecoded] if undecoded else play(events, receipt)
+    def decided(
+        _events: Sequence[Mapping[str, Any]], receipt: Mapping[str, Any], dealt: Sequence[str]
+    ) -> list[str]:
+        return [undecoded] if undecoded else play(events, receipt, dealt)
 
     line: dict[str, Any] = {
         "format": "fairness-v1-bundle",

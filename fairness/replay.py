@@ -22,9 +22,10 @@ from typing import Any
 
 from fairness.shoe import FairShoe
 
-Check = Callable[[Sequence[Mapping[str, Any]], Mapping[str, Any]], list[str]]
-# (decoded events, receipt) -> failures
-DecodedCheck = Callable[[Sequence[Any], Mapping[str, Any]], list[str]]
+# (bundle events, receipt, the round's dealt cards as proven (or None)) -> failures
+Check = Callable[[Sequence[Mapping[str, Any]], Mapping[str, Any], Sequence[str] | None], list[str]]
+# (decoded events, receipt, the dealt cards as proven (or None)) -> failures
+DecodedCheck = Callable[[Sequence[Any], Mapping[str, Any], Sequence[str] | None], list[str]]
 # event type -> (event data -> the engine's event; KeyError: a missing field).
 Decoders = dict[str, Callable[[Mapping[str, Any]], Any]]
 
@@ -127,6 +128,28 @@ def load_decoders() -> Decoders | None:
     return _DECODERS[0]
 
 
+class DealtShoe:
+    """The round's fair shoe for the proof of play. `dealt`: the cards at positions 0, 1, ...
+    already proven equal to the shoe's (fairness-v1 section 5 point 3, which the verifier
+    checks before the proof of play runs), dealt as they are; beyond them, or without them,
+    the shoe is shuffled from its seed (`FairShoe`), only if the rules deal further."""
+
+    __slots__ = ("_args", "_dealt", "_shoe")
+
+    def __init__(self, server_seed: str, client_material: str, nonce: int, dealt: Sequence[str]):
+        self._shoe = None if dealt else FairShoe(server_seed, client_material, nonce)
+        self._args = (server_seed, client_material, nonce)
+        self._dealt = dealt
+
+    def card_at(self, position: int) -> str:
+        dealt = self._dealt
+        if 0 <= position < len(dealt):
+            return dealt[position]
+        if self._shoe is None:
+            self._shoe = FairShoe(*self._args)
+        return self._shoe.card_at(position)
+
+
 def load_decoded() -> DecodedCheck | None:
     """Proof of play on decoded events, or None when the rule engine is not importable."""
     try:
@@ -134,9 +157,13 @@ def load_decoded() -> DecodedCheck | None:
     except ImportError:
         return None
 
-    def check(objects: Sequence[Any], receipt: Mapping[str, Any]) -> list[str]:
+    def check(
+        objects: Sequence[Any], receipt: Mapping[str, Any], dealt: Sequence[str] | None = None
+    ) -> list[str]:
         try:
-            shoe = FairShoe(receipt["server_seed"], receipt["client_material"], receipt["nonce"])
+            shoe = DealtShoe(
+                receipt["server_seed"], receipt["client_material"], receipt["nonce"], dealt or ()
+            )
         except (KeyError, TypeError, ValueError) as exc:
             return [f"play: no shoe to decide the round on ({type(exc).__name__}: {exc})"]
         return [f"play: {problem}" for problem in reenact(objects, shoe)]
@@ -150,11 +177,15 @@ def load() -> Check | None:
     if decided is None or decoders is None:
         return None
 
-    def check(events: Sequence[Mapping[str, Any]], receipt: Mapping[str, Any]) -> list[str]:
+    def check(
+        events: Sequence[Mapping[str, Any]],
+        receipt: Mapping[str, Any],
+        dealt: Sequence[str] | None = None,
+    ) -> list[str]:
         try:
             objects: list[Any] = [decoders[e["type"]](e["data"]) for e in events]
         except (KeyError, TypeError, ValueError) as exc:
             return [f"play: an event does not decode ({type(exc).__name__}: {exc})"]
-        return decided(objects, receipt)
+        return decided(objects, receipt, dealt)
 
     return check

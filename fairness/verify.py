@@ -40,8 +40,9 @@ from fairness.crossround import (
 from fairness.crossround import summary as chains_summary
 from fairness.shoe import SHOE_SIZE, first_cards
 
-# events, receipt -> failure messages; plugged in when the rule engine is importable.
-ReplayCheck = Callable[[Sequence[Mapping[str, Any]], Mapping[str, Any]], list[str]]
+# (events, receipt, the dealt cards points 1-3 proved) -> failure messages; plugged in when
+# the rule engine is importable.
+ReplayCheck = Callable[[Sequence[Mapping[str, Any]], Mapping[str, Any], Sequence[str]], list[str]]
 __all__ = [
     "KeyRing", "ReplayCheck", "RoundReport", "format_report", "load_engine_replay", "main",
     "verify_lines", "verify_round",
@@ -119,7 +120,9 @@ def verify_round(
         )
         check_outcome(receipt, by_type, fail, float_free=float_free)
         if replay_check is not None and not report.failures:
-            report.failures.extend(replay_check(events, receipt))
+            # Points 1-3 hold: the receipt's cards are the shoe's, positions 0, 1, 2, ...
+            dealt = [card["card"] for card in receipt["cards"]]
+            report.failures.extend(replay_check(events, receipt, dealt))
             report.replayed = True
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
         fail(f"bundle: malformed round data ({type(exc).__name__}: {exc})")
