@@ -123,11 +123,14 @@ def test_over_the_websocket_the_race_s_refusal_is_the_same_409(
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_deals_on_postgresql_one_wins_and_every_other_is_a_409(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, stack: Stack
 ) -> None:
     """Funds for one bet, DEAL at four tables at once. Every DEAL reads the balance before any
     posts (the barrier), so each passes DEAL's own check and the ledger's lock decides: one
-    bet goes through, and every other refusal is the same 409, stored nowhere."""
+    bet goes through, and every other refusal is the same 409, stored nowhere. The cards end
+    no round at the deal (16 against a 5): a round settled at once would pay its winnings
+    back before the next DEAL's posting, and that DEAL would rightly go through."""
+    stack(["9H", "5C", "7D", "TS", "2C", "4D", "8S", "3H"])
     user = make_player(funds=1_000_000)
     api = Api(user)
     table_ids = [personal(api, "classic"), personal(api, "atlantic_city")]
