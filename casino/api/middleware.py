@@ -35,7 +35,10 @@ _CODES = {
 def _json_error(status: int) -> JsonResponse:
     code, message = _CODES.get(status, ("", ""))
     if not code:
-        phrase = HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else "Error"
+        try:
+            phrase = HTTPStatus(status).phrase
+        except ValueError:  # a status the standard library does not name
+            phrase = "Error"
         code, message = phrase.lower().replace(" ", "_").replace("-", "_"), f"{phrase}."
     return JsonResponse(error_body(code, message), status=status)
 
