@@ -1,6 +1,7 @@
-"""docs/fairness.md carries the spec byte for byte and the same vectors as the tests, and its
-round events reference matches the engine: every event's and value object's fields in order,
-the rule set parameters (timeouts included) and hashes, and worked examples the rules re-enact."""
+"""docs/fairness.md carries the spec word for word (modulo line wrapping) and the same vectors as
+the tests, and its round events reference matches the engine: every event's and value object's
+fields in order, the rule set parameters (timeouts included) and hashes, and worked examples the
+rules re-enact."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import dataclasses
 import hashlib
 import json
 import re
+import textwrap
 import typing
 from pathlib import Path
 from typing import Any
@@ -30,7 +32,11 @@ from fairness.shoe import FairShoe
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs/fairness.md").read_text(encoding="utf-8")
-SPEC_SHA256 = "13eef930e5d7fdf6baf29c5bd46e5454e05f8a22a529be3e8b221211498bd52a"
+SPEC_BEGIN, SPEC_END = "<!-- fairness-v1 begin -->\n", "<!-- fairness-v1 end -->"
+# SHA-256 of the shared spec (../shared/fairness-v1.md) as `unwrap` gives it: the doc's copy may
+# wrap its lines differently, never change a word.
+SPEC_UNWRAPPED_SHA256 = "fa15d6673a4560188b5ef119a1b26733f0d3ddcc1ef7199cff622698594b4bed"
+SHARED_SPEC = ROOT.parent / "shared" / "fairness-v1.md"
 
 _START = DOC.index("## Round events: the reference\n")
 EVENTS_DOC = DOC[_START : DOC.index("\n## ", _START + 1)]
@@ -38,13 +44,93 @@ VALUE_CLASSES = (Participant, RoundOptions, HandResult, InsuranceResult, PlayerA
 TIMEOUTS = ("betting_timeout_ms", "insurance_timeout_ms", "turn_timeout_ms", "duel_timer_ms")
 
 
-def test_the_spec_is_copied_byte_for_byte() -> None:
-    begin, end = "<!-- fairness-v1 begin -->\n", "<!-- fairness-v1 end -->"
-    spec = DOC[DOC.index(begin) + len(begin) : DOC.index(end)]
-    assert hashlib.sha256(spec.encode("utf-8")).hexdigest() == SPEC_SHA256
-    shared = ROOT.parent / "shared" / "fairness-v1.md"
-    if shared.exists():  # beside the checkout on the product's own machines
-        assert shared.read_text(encoding="utf-8") == spec
+_ITEM = re.compile(r"\s*(?:[-*]|\d+\.) ")
+
+
+def unwrap(markdown: str) -> str:
+    """The text modulo line wrapping: each paragraph's (or list item's) lines joined with single
+    spaces; code blocks, tables, headings and blank lines kept exactly as they are."""
+    out: list[str] = []
+    paragraph: list[str] = []
+    fenced = False
+
+    def flush() -> None:
+        if paragraph:
+            out.append(" ".join(paragraph))
+            paragraph.clear()
+
+    for line in markdown.split("\n"):
+        if line.lstrip().startswith("```"):
+            flush()
+            fenced = not fenced
+            out.append(line)
+        elif fenced or not line.strip() or line.lstrip().startswith(("|", "#", "<!--")):
+            flush()
+            out.append(line)
+        elif _ITEM.match(line) or not paragraph:
+            flush()
+            paragraph.append(line.rstrip())
+        else:
+            paragraph.append(line.strip())
+    flush()
+    return "\n".join(out)
+
+
+def _spec_in_doc() -> str:
+    return DOC[DOC.index(SPEC_BEGIN) + len(SPEC_BEGIN) : DOC.index(SPEC_END)]
+
+
+def _same_spec(copy: str) -> bool:
+    """Whether a copy of the spec says what the shared spec says, however its lines wrap."""
+    unwrapped = unwrap(copy)
+    if hashlib.sha256(unwrapped.encode("utf-8")).hexdigest() != SPEC_UNWRAPPED_SHA256:
+        return False
+    if SHARED_SPEC.exists():  # beside the checkout on the product's own machines
+        return unwrap(SHARED_SPEC.read_text(encoding="utf-8")) == unwrapped
+    return True
+
+
+def test_the_spec_is_copied_word_for_word() -> None:
+    assert _same_spec(_spec_in_doc())
+
+
+def _rewrapped(markdown: str, width: int) -> str:
+    """Every paragraph and list item of `markdown` wrapped anew at `width` columns."""
+    lines: list[str] = []
+    fenced = False
+    for line in unwrap(markdown).split("\n"):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        item = _ITEM.match(line)
+        if fenced or not line.strip() or line.lstrip().startswith(("|", "#", "<!--", "```")):
+            lines.append(line)
+        else:
+            indent = " " * (item.end() if item else len(line) - len(line.lstrip()))
+            lines += textwrap.wrap(
+                line,
+                width,
+                subsequent_indent=indent,
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+    return "\n".join(lines)
+
+
+def test_the_spec_comparison_ignores_line_wrapping_only() -> None:
+    spec = _spec_in_doc()
+    for width in (60, 100):  # the same words wrapped otherwise: the same spec
+        rewrapped = _rewrapped(spec, width)
+        assert rewrapped != spec
+        assert _same_spec(rewrapped)
+    assert _same_spec(unwrap(spec))  # every paragraph on one line
+    # One word changed: not the spec any more.
+    assert " must " in spec
+    assert not _same_spec(spec.replace(" must ", " may ", 1))
+    assert not _same_spec(_rewrapped(spec, 60).replace(" must ", " may ", 1))
+    # Code blocks and tables are compared exactly, line by line.
+    block = "Some text\nwrapped.\n\n```\nx = 1\ny = 2\n```\n| a | b |\n|---|---|\n"
+    assert unwrap(block) == "Some text wrapped.\n\n```\nx = 1\ny = 2\n```\n| a | b |\n|---|---|\n"
+    assert unwrap(block.replace("x = 1\ny", "x = 1 y")) != unwrap(block)
 
 
 def test_every_vector_is_printed() -> None:
@@ -53,7 +139,22 @@ def test_every_vector_is_printed() -> None:
         assert f"first 20 cards   {' '.join(vector['first_20'])}" in DOC
         assert vector["server_seed"] in DOC and vector["block0_hex"] in DOC
     assert vectors["event_hash"]["hash"] in DOC
-    assert vectors["receipt"]["signature"] in DOC
+    assert _printed("body") == vectors["event_hash"]["canonical"]
+    assert _printed("signature") == vectors["receipt"]["signature"]
+
+
+def _printed(label: str) -> str:
+    """A test vector's value as the doc prints it: after `label` and its spaces, continued on
+    the lines indented to the value's column (a value too long for one line), joined."""
+    lines = DOC.split("\n")
+    heads = [(i, m) for i, line in enumerate(lines) if (m := re.match(rf"{label} +(?=\S)", line))]
+    start, column = heads[0][0], heads[0][1].end()
+    parts = [lines[start][column:]]
+    for line in lines[start + 1 :]:
+        if not line.startswith(" " * column) or not line[column:].strip():
+            break
+        parts.append(line[column:])
+    return "".join(parts)
 
 
 def test_the_commands_are_documented() -> None:
