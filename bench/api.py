@@ -72,7 +72,7 @@ def _prepare(players: int) -> tuple[list[str], str]:
     from rest_framework.authtoken.models import Token
 
     from casino.models import Table
-    from casino.tables import demo_table, table_add
+    from casino.tables.services import demo_table, table_add
     from ledger.services import wallet_deposit
 
     call_command("migrate", verbosity=0)
@@ -214,7 +214,7 @@ async def _fanout(base: str, clients: int, sends: int, origin: str) -> tuple[lis
 async def _play_classic(
     base: str, token: str, stop: float, latencies: list[float], at_least: int = 0
 ) -> int:
-    from casino.client import banked_move
+    from casino.client.cli import banked_move
     from casino.engine.rules import RULESETS
 
     rules = RULESETS["classic"]
@@ -295,7 +295,7 @@ async def _spectated(
 async def _play_table(
     base: str, token: str, table: str, final: dict[str, int], stop: float
 ) -> None:
-    from casino.client import banked_move
+    from casino.client.cli import banked_move
     from casino.engine.rules import RULESETS
 
     rules = RULESETS["duel_classic"]

@@ -2,8 +2,9 @@
 
 `python -m bench audit [--quick]` (or `python bench/audit.py`). On the embedded default it uses
 a temporary SQLite file; with DATABASE_URL set to PostgreSQL, a scratch database
-`<db>_auditbench` (recreated). Rounds are played first by `casino.play` (the real service
-path: events, ledger, projections, signed receipts, fair shoe), untimed; then `casino.audit.audit`
+`<db>_auditbench` (recreated). Rounds are played first by `casino.tables.play` (the real service
+path: events, ledger, projections, signed receipts, fair shoe), untimed; then
+`casino.rounds.audit.audit`
 runs over each rule set's rounds, best of several repeats, timed in CPU seconds
 (`time.process_time`: the per-core figure) and wall seconds. Every audited round must pass.
 
@@ -35,9 +36,9 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "casino.settings")
 import django
 django.setup()
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from casino.audit import audit
+from casino.rounds.audit import audit
 from casino.eventstore.models import StoredEvent
-from casino.play import play
+from casino.tables.play import play
 
 rounds, repeats, rulesets = int(sys.argv[1]), int(sys.argv[2]), json.loads(sys.argv[3])
 
@@ -81,19 +82,20 @@ def timed(ids):
 
 GROUPS = {  # check -> (file suffix, function name); cumulative time, the groups do not nest
     "engine re-enactment": ("casino/engine/audit.py", "reenact_states"),
-    "engine decode of stored events": ("casino/audit.py", "_decode"),
-    "engine fold (a stream that does not re-enact)": ("casino/audit.py", "_fold"),
-    # Runs only for a round that does not re-enact exactly (casino.audit._settled_by_reenactment).
+    "engine decode of stored events": ("casino/rounds/audit.py", "_decode"),
+    "engine fold (a stream that does not re-enact)": ("casino/rounds/audit.py", "_fold"),
+    # Runs only for a round that does not re-enact exactly
+    # (casino.rounds.audit._settled_by_reenactment).
     "settlement replay": ("fairness/replay.py", "check"),
     "ed25519": ("~", "<method 'verify' of 'cryptography.hazmat.bindings._rust.openssl."
                 "ed25519.Ed25519PublicKey' objects>"),
     "ed25519 (libsodium)": ("fairness/ed25519.py", "accepts"),
     "hash chain": ("fairness/checks.py", "check_event_chain"),
     "cards (shoe)": ("fairness/checks.py", "check_cards"),
-    "ledger legs": ("casino/roundmoney.py", "round_legs_problems"),
+    "ledger legs": ("casino/rounds/money.py", "round_legs_problems"),
     "database reads: events": ("casino/eventstore/store.py", "load_bundle_events"),
-    "database reads: receipts": ("casino/audit.py", "_proofs_read"),
-    "database reads: ledger": ("casino/roundmoney.py", "recorded_nets_many"),
+    "database reads: receipts": ("casino/rounds/audit.py", "_proofs_read"),
+    "database reads: ledger": ("casino/rounds/money.py", "recorded_nets_many"),
 }
 
 anchor = ed25519_anchor_us()
@@ -149,7 +151,7 @@ def run(quick: bool) -> dict[str, Any]:
     figures: dict[str, Any] = {
         "conditions": f"{os.cpu_count()} cores, load average "
         f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}, {database}, 1 process, "
-        f"{rounds} rounds per rule set played by casino.play, every check on, "
+        f"{rounds} rounds per rule set played by casino.tables.play, every check on, "
         f"best of {repeats} audits, CPU time of the auditing process"
         + (" (PostgreSQL's own CPU not included)" if database.startswith("PostgreSQL") else ""),
         "ed25519_verify_anchor_us": round(result["ed25519_verify_us"], 1),

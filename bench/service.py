@@ -30,13 +30,13 @@ import django
 django.setup()
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-from casino.play import play
+from casino.tables.play import play
 
 ruleset, players, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 play(ruleset=ruleset, rounds=2, players=players)  # warm-up: chain creation, caches
 report = play(ruleset=ruleset, rounds=rounds, players=players)  # timed, nothing attached
 from collections import deque
-from casino import services
+from casino.rounds import services
 per_command = {}
 connection.queries_log = deque()  # unbounded: Django keeps only the last 9,000 otherwise
 

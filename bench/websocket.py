@@ -4,7 +4,7 @@ Starts `manage.py serve` (BENCH_ENDPOINTS=1) on the configured database and chan
 in the same run against the same server, with the same number of clients N:
 
 - `bare_fanout`: one `group_send` of a timestamped message to N sockets on `/ws/bench/`
-  (`casino.consumers.BenchConsumer`), publish-to-receive p50/p99 (the anchor);
+  (`casino.live.consumers.BenchConsumer`), publish-to-receive p50/p99 (the anchor);
 - `game`: N spectators on a `duel_classic` table while one player plays rounds over REST;
   publish-to-receive p50/p99 of the real round messages (`published_at` is stamped when the
   publisher builds the message, after commit), messages received and events lost;

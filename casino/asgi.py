@@ -3,16 +3,17 @@
 import gc
 import os
 
-from casino.asgi_handler import one_hop_asgi_application
+from casino.platform.asgi_handler import one_hop_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "casino.settings")
-# Django's ASGI handler, with its middleware chain in one thread hop (casino/asgi_handler.py).
+# Django's ASGI handler, with its middleware chain in one thread hop
+# (casino/platform/asgi_handler.py).
 django_asgi_app = one_hop_asgi_application()
 
 from channels.routing import ProtocolTypeRouter  # noqa: E402
 
 from casino.routing import websocket_application  # noqa: E402
-from casino.timers import start_in_process  # noqa: E402
+from casino.tables.timers import start_in_process  # noqa: E402
 
 application = ProtocolTypeRouter(
     {

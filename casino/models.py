@@ -1,6 +1,6 @@
 """Read models of the game: tables, seats, rounds and player preferences.
 
-Rounds are projections of the event store: `casino.projections` rebuilds them from events,
+Rounds are projections of the event store: `casino.rounds.projections` rebuilds them from events,
 and nothing but the round service writes them. Tables and preferences are plain state.
 """
 

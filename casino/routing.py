@@ -18,8 +18,8 @@ from django.conf import settings
 from django.urls import re_path
 
 from casino.api.origins import origin_is_this_site
-from casino.consumers import BenchConsumer, TableConsumer
 from casino.dashboard.consumers import StatsConsumer
+from casino.live.consumers import BenchConsumer, TableConsumer
 
 _TOKEN_RE = re.compile(r"[0-9A-Za-z]{1,64}")
 
@@ -50,7 +50,7 @@ class TokenAuthMiddleware:
 
     A token that is sent must be good, as over REST (401): a bad one (unknown, revoked, its
     user inactive, malformed, empty) sets `scope["token_refused"]` and the consumer closes the
-    socket with 4401 (`casino.consumers.CLOSE_BAD_TOKEN`) instead of making a spectator."""
+    socket with 4401 (`casino.live.consumers.CLOSE_BAD_TOKEN`) instead of making a spectator."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner

@@ -12,7 +12,7 @@ from typing import Any
 
 import environ
 
-from casino.secrets import load_secrets
+from casino.platform.secrets import load_secrets
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -167,18 +167,18 @@ CELERY_BEAT_SCHEDULE: dict[str, Any] = {
     "sweep-deadlines": {"task": "casino.sweep_deadlines", "schedule": 5.0},
     # Seed chains are prepared before a table's active chain runs out (fairness/tasks.py).
     "fairness-chains-refill": {"task": "fairness.chains_refill", "schedule": 300.0},
-    # Duel lobbies whose timer ended (a lost lobby nudge is caught here; casino/timers.py).
+    # Duel lobbies whose timer ended (a lost lobby nudge is caught here; casino/tables/timers.py).
     "sweep-lobbies": {"task": "casino.sweep_lobbies", "schedule": 5.0},
 }
 # With a broker: how long a round's timer nudge waits in its process before it is sent (a
-# later command replaces it, a finished round drops it; casino/notify.py). 0: at once.
+# later command replaces it, a finished round drops it; casino/rounds/nudges.py). 0: at once.
 NUDGE_COALESCE_S: float = env.float("NUDGE_COALESCE_S", default=3.0)
 # PostgreSQL: the event store's append INSERT is a prepared statement per connection
 # (casino/eventstore/store.py). Off behind a transaction-mode PgBouncer older than 1.21.
 EVENTSTORE_PREPARED_APPEND: bool = env.bool("EVENTSTORE_PREPARED_APPEND", default=True)
-# Without a broker the ASGI process runs the timers itself (casino/timers.py).
+# Without a broker the ASGI process runs the timers itself (casino/tables/timers.py).
 IN_PROCESS_TIMERS: bool = env.bool("IN_PROCESS_TIMERS", default=CELERY_TASK_ALWAYS_EAGER)
-# /healthz answers 503 when no deadline sweep finished for this long (casino/health.py).
+# /healthz answers 503 when no deadline sweep finished for this long (casino/platform/health.py).
 TIMERS_STALE_S: float = env.float("TIMERS_STALE_S", default=30.0)
 # Duel lobby: how long at least 2 READY players wait for more before the duel starts.
 DUEL_LOBBY_MS: int = env.int("DUEL_LOBBY_MS", default=15_000)
@@ -230,10 +230,10 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
-    "DEFAULT_SCHEMA_CLASS": "casino.schema.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "casino.platform.schema.AutoSchema",
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "casino.api.negotiation.ContentNegotiation",
-    "EXCEPTION_HANDLER": "casino.errors.exception_handler",
-    "DEFAULT_THROTTLE_CLASSES": ["casino.throttles.ScopedThrottle"],
+    "EXCEPTION_HANDLER": "casino.platform.errors.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["casino.platform.throttles.ScopedThrottle"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
 }
@@ -250,7 +250,7 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
-# Rate limits per scope (casino/throttles.py): logins per client address, money-moving
+# Rate limits per scope (casino/platform/throttles.py): logins per client address, money-moving
 # requests (bets, actions, deposits, withdrawals) per player.
 THROTTLE_RATES: dict[str, str] = {
     "login": env.str("THROTTLE_LOGIN", default="30/min"),

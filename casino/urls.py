@@ -6,8 +6,8 @@ from django.urls import include, path
 from django.views.defaults import page_not_found
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from casino.errors import error_body
-from casino.health import healthz
+from casino.platform.errors import error_body
+from casino.platform.health import healthz
 
 
 def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:

@@ -22,8 +22,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from casino.errors import ApplicationError
-from casino.schema import ApiError
+from casino.platform.errors import ApplicationError
+from casino.platform.schema import ApiError
 from fairness import selectors, services
 
 ID_RE = re.compile(r"[A-Za-z0-9_.:-]{1,64}")

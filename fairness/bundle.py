@@ -50,7 +50,7 @@ def _reject_constant(text: str) -> Any:
 _DECODER = json.JSONDecoder(parse_float=_reject_float, parse_constant=_reject_constant)
 
 # How deep msgspec's typed parse takes a line: real lines nest 6 levels of arrays and objects
-# (the deepest line of 60 rounds of every rule set played by `casino.play`). A line that
+# (the deepest line of 60 rounds of every rule set played by `casino.tables.play`). A line that
 # nests deeper goes to the standard library, so msgspec (whose recursion check lets it nest
 # three levels deeper than the standard library's before Python's recursion limit) never
 # takes a line the standard library would refuse as too deep; checking this while parsing

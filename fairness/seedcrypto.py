@@ -9,7 +9,7 @@ from __future__ import annotations
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from django.conf import settings
 
-from casino.errors import ApplicationError
+from casino.platform.errors import ApplicationError
 
 
 def _fernet() -> MultiFernet:

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.conf import settings
 
-from casino.errors import ApplicationError, ConflictError
+from casino.platform.errors import ApplicationError, ConflictError
 from fairness.models import RoundProof, SeedChain, SigningKey
 from fairness.receipt import key_id, private_key_from_hex, public_key_bytes
 

@@ -19,8 +19,8 @@ from django.db import IntegrityError, transaction
 from django.db.models.signals import post_migrate
 from django.utils import timezone
 
-from casino import rawsql
-from casino.errors import ApplicationError, ConflictError
+from casino.platform import rawsql
+from casino.platform.errors import ApplicationError, ConflictError
 from fairness import ed25519
 from fairness.canonical import canonical_json, canonical_text, canonical_text_float_free
 from fairness.chain import DEFAULT_LENGTH, create_chain, hash_seed, walk
@@ -112,7 +112,7 @@ def _publish_terminal(chain: SeedChain) -> None:
 def chain_create(*, table_id: str, length: int | None = None) -> SeedChain:
     """A new prepared chain for the table (default length CHAIN_LENGTH), its terminal
     published: a table's first chain, created in the transaction that creates the table
-    (`casino.tables.table_add`), so the first round's commitment is public as soon as the
+    (`casino.tables.services.table_add`), so the first round's commitment is public as soon as the
     table exists. Joins the caller's transaction (a savepoint), else is its own."""
     with transaction.atomic():
         return _chain_new(
@@ -181,7 +181,7 @@ def _active_chain(table_id: str) -> SeedChain:
         return chain
     raise ConflictError(
         f"Table {table_id} has no seed chain, so no published commitment: a table gets its"
-        " first chain when it is created (casino.tables.table_add).",
+        " first chain when it is created (casino.tables.services.table_add).",
         code="no_chain",
         extra={"table_id": table_id},
     )

@@ -24,8 +24,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from casino.errors import ApplicationError
-from casino.schema import ApiError, paginated
+from casino.platform.errors import ApplicationError
+from casino.platform.schema import ApiError, paginated
 from ledger import selectors, services
 from ledger.destinations import ADDRESS_MAX, NETWORKS, destination_clean
 from ledger.idempotency import idempotent_request

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from casino.errors import ApplicationError
+from casino.platform.errors import ApplicationError
 
 EVM_NETWORKS = ("ethereum", "polygon", "arbitrum", "base")
 SOLANA = "solana"

@@ -21,7 +21,7 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from casino.errors import ApplicationError, ConflictError
+from casino.platform.errors import ApplicationError, ConflictError
 from ledger import posting
 from ledger.models import IdempotencyRecord
 

@@ -11,7 +11,7 @@ import re
 
 from django.conf import settings
 
-from casino.errors import ApplicationError
+from casino.platform.errors import ApplicationError
 
 SCALE = 6
 MICRO_PER_USDC = 10**SCALE
@@ -98,3 +98,17 @@ def format_amount(micro: int) -> str:
     sign = "-" if micro < 0 else ""
     whole, fraction = divmod(abs(micro), MICRO_PER_USDC)
     return f"{sign}{whole}.{fraction:0{SCALE}d}"
+
+
+MIN_DECIMALS = 2  # a shown amount keeps at least the cents
+
+
+def usdc_number(micro: int) -> str:
+    """The amount in USDC without the unit: "12.50", "-0.000001", "600.00"."""
+    whole, fraction = format_amount(micro).split(".")
+    return f"{whole}.{fraction.rstrip('0').ljust(MIN_DECIMALS, '0')}"
+
+
+def usdc(micro: int) -> str:
+    """The amount in USDC with its unit: "12.50 USDC"."""
+    return f"{usdc_number(micro)} {CURRENCY}"

@@ -16,8 +16,8 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from casino import rawsql
-from casino.errors import ApplicationError
+from casino.platform import rawsql
+from casino.platform.errors import ApplicationError
 from fairness.canonical import canonical_json_float_free
 from ledger.models import (
     NEGATIVE_CAPABLE_TYPES,

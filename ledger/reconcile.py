@@ -12,7 +12,7 @@ service adds "each round's ledger legs match its events"):
 
 A check that walks many items may report `progress(done, total)` as it goes: registered with
 `register_check(name, progress=True)`, it is called as `check(progress=...)` (`manage.py
-reconcile` draws it on a terminal's stderr, `casino.progress.ProgressBar`).
+reconcile` draws it on a terminal's stderr, `casino.platform.progress.ProgressBar`).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from django.db.models import Sum
 
-from casino.errors import ConflictError
+from casino.platform.errors import ConflictError
 from ledger import posting
 from ledger.models import AccountType, EntryKind, EscrowState, JournalEntry, Posting
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.db.models import Prefetch, QuerySet
 
-from casino import rawsql
+from casino.platform import rawsql
 from ledger.models import AccountBalance, AccountType, JournalEntry, Posting, WithdrawalRequest
 
 WALLET_TYPES = (
@@ -19,7 +19,7 @@ WALLET_TYPES = (
 def wallet_balances(*, user_id: int) -> dict[str, int]:
     """The player's balances by account type (missing accounts read as zero)."""
     balances = {str(t): 0 for t in WALLET_TYPES}
-    rows = rawsql.query(  # raw (casino.rawsql's fast path): DEAL reads this on every bet
+    rows = rawsql.query(  # raw (casino.platform.rawsql's fast path): DEAL reads this on every bet
         "SELECT b.account_type, b.balance FROM ledger_accountbalance b "
         "JOIN ledger_account a ON a.id = b.account_id WHERE a.owner_id = %s",
         [user_id],

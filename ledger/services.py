@@ -14,7 +14,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from casino.errors import ApplicationError, ConflictError
+from casino.platform.errors import ApplicationError, ConflictError
 from ledger import posting
 from ledger.destinations import destination_clean
 from ledger.models import (

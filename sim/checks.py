@@ -5,11 +5,11 @@
 - no available balance is negative (no account that may not go negative is, and no player's
   available balance at all);
 - replay equals the projections: every round touched by the step is refolded from its events
-  and compared with its `Round`/`RoundPlayer` rows (`casino.projections.rebuild_round`);
+  and compared with its `Round`/`RoundPlayer` rows (`casino.rounds.projections.rebuild_round`);
 - every round touched by the step passes `audit` (finished rounds: the whole fairness-v1
   verification, receipt, chain and ledger legs; open rounds: hash chain, replay, ledger legs);
 - no round is stuck past its deadline once the sweep ran;
-- no client received a hidden card (`casino.leakcheck` on every HTTP body and WS message;
+- no client received a hidden card (`casino.client.leakcheck` on every HTTP body and WS message;
   recorded by the driver as it receives them).
 """
 
@@ -20,11 +20,11 @@ from typing import Any
 
 from django.db.models import Max
 
-from casino.audit import ChainWalker, audit
+from casino.client.leakcheck import message_leaks
 from casino.eventstore.models import StoredEvent
-from casino.leakcheck import message_leaks
 from casino.models import Round, RoundStatus
-from casino.projections import rebuild_round
+from casino.rounds.audit import ChainWalker, audit
+from casino.rounds.projections import rebuild_round
 from ledger.models import AccountBalance, AccountType
 from ledger.reconcile import (
     Problem,

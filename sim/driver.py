@@ -33,7 +33,6 @@ from django.db.models import Max
 from django.test.utils import override_settings
 from rest_framework.test import APIClient
 
-from casino import services, tables
 from casino.engine.bots import bot_command
 from casino.engine.commands import (
     Command,
@@ -59,9 +58,11 @@ from casino.engine.state import (
 )
 from casino.engine.strategy import DOUBLE, HIT, SPLIT, STAND
 from casino.engine.views import Viewer, view
-from casino.errors import ApplicationError
 from casino.eventstore.models import StoredEvent
 from casino.models import Round, RoundStatus, Seat, Table, TableStatus
+from casino.platform.errors import ApplicationError
+from casino.rounds import services, stream
+from casino.tables import services as tables
 from ledger.money import format_amount
 from ledger.selectors import wallet_balances
 from ledger.services import wallet_deposit
@@ -76,7 +77,7 @@ BEAT_MS = 5_000  # Celery beat runs the sweeps every 5 s
 ORIGIN = (b"origin", b"http://testserver")
 WS_LOSS_S = 5.0  # real seconds before a client treats a version as lost and resumes
 WS_WAIT_S = 30.0  # real seconds a client may wait for a committed version (ample)
-RESUME_ROUNDS = 50  # casino.consumers.RESUME_ROUNDS
+RESUME_ROUNDS = 50  # casino.live.consumers.RESUME_ROUNDS
 RESUME_SENT = RESUME_ROUNDS  # a resuming client names its most recent rounds
 # Statuses a player's request may get without a fault: success or a refusal (nothing changes).
 REFUSALS = frozenset({400, 403, 404, 409, 422})
@@ -304,8 +305,8 @@ class Sim:
         return problems
 
     def _deliver_nudges(self) -> list[str]:
-        from casino.tasks import round_nudge
-        from casino.timers import lobby_nudge
+        from casino.rounds.tasks import round_nudge
+        from casino.tables.timers import lobby_nudge
 
         problems: list[str] = []
         for nudge in self.timers.due(self.clock.now_ms()):
@@ -321,8 +322,8 @@ class Sim:
 
     def _beat(self) -> list[str]:
         """The beat's two sweeps, then: nothing may be left past its deadline."""
-        from casino.tasks import sweep_deadlines
-        from casino.timers import sweep_lobbies
+        from casino.rounds.tasks import sweep_deadlines
+        from casino.tables.timers import sweep_lobbies
 
         now = self.clock.now_ms()
         self.next_beat = now + BEAT_MS
@@ -469,7 +470,7 @@ class Sim:
                 )
             return None
         current = tables.open_round_at(table)
-        state = services.round_state_for(round_id=current.id) if current is not None else None
+        state = stream.round_state_for(round_id=current.id) if current is not None else None
         playing = state is not None and any(
             p.player_id == player.pid for p in state.opened.participants
         )

@@ -3,12 +3,15 @@
 Everything is installed by `installed(world)` and restored on exit, by plain attribute
 patches (no product file is edited):
 
-- the virtual clock: `casino.services.now_ms` and the `time` module seen by `casino.tasks`
-  (the deadline sweep) and `casino.tables` (the duel lobby), so nothing ever sleeps;
-- determinism: round ids (`casino.services.uuid`), seed-chain heads (`fairness.chain.new_head`)
+- the virtual clock: `casino.rounds.services.now_ms` and the `time` module seen by
+  `casino.rounds.tasks`
+  (the deadline sweep) and `casino.tables.services` (the duel lobby), so nothing ever sleeps;
+- determinism: round ids (`casino.rounds.services.uuid`), seed-chain heads
+  (`fairness.chain.new_head`)
   and client seeds (`fairness.services.client_seed_default`) come from generators seeded by
   the simulation seed, so the fair shoe deals the same cards on a replay;
-- timers: `casino.notify._schedule_nudge` and `casino.timers.schedule_lobby` put the nudge
+- timers: `casino.rounds.nudges._schedule_nudge` and `casino.tables.services.schedule_lobby` put
+  the nudge
   in the simulation's own timer queue (a virtual Celery), which delivers it on time, twice,
   late, or never, as the seed decides;
 - faults: one-shot wrappers around inner steps of the round service (projections, ledger
@@ -114,10 +117,10 @@ class FaultHooks:
     """One-shot faults armed by the driver right before an action, disarmed right after."""
 
     TARGETS = (
-        ("casino.projections", "project"),
-        ("casino.roundmoney", "post_legs"),
-        ("casino.seeds", "receipt_store"),
-        ("casino.notify", "on_commit"),
+        ("casino.rounds.projections", "project"),
+        ("casino.rounds.money", "post_legs"),
+        ("casino.rounds.seeds", "receipt_store"),
+        ("casino.rounds.observers", "in_transaction"),
     )
 
     def __init__(self) -> None:
@@ -202,8 +205,8 @@ def installed(
 
     import fairness.chain
     import fairness.services
-    from casino import notify, services, tables, tasks
-    from casino import timers as casino_timers
+    from casino.rounds import nudges, services, tasks
+    from casino.tables import services as tables
 
     heads = random.Random(f"heads:{heads_seed}")
     client_seeds = random.Random(f"client-seeds:{heads_seed}")
@@ -221,12 +224,12 @@ def installed(
             lambda: f"v{client_seeds.getrandbits(60):015x}",
         )
         patch.set(
-            notify,
+            nudges,
             "_schedule_nudge",
             lambda round_id, deadline_ms: timers.schedule("round", round_id, deadline_ms),
         )
         patch.set(
-            casino_timers,
+            tables,
             "schedule_lobby",
             lambda *, table_id, deadline_ms: timers.schedule("lobby", str(table_id), deadline_ms),
         )

@@ -24,9 +24,9 @@ from rest_framework.views import APIView
 from casino.api.authentication import key_digest, new_login_key
 from casino.api.common import GameApi, user_pk
 from casino.api.origins import origin_is_this_site
-from casino.errors import ApplicationError
 from casino.models import LoginToken
-from casino.schema import ApiError
+from casino.platform.errors import ApplicationError
+from casino.platform.schema import ApiError
 
 
 @extend_schema_serializer(component_name="Me")

@@ -25,7 +25,7 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication as drf_authentication
 from rest_framework import exceptions
 
-from casino import rawsql
+from casino.platform import rawsql
 
 if TYPE_CHECKING:
     from rest_framework.authtoken.models import Token

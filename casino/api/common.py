@@ -13,14 +13,14 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from casino import rawsql
 from casino.api.authentication import TokenAuthentication
-from casino.api.money import round_view_out
 from casino.api.roundview import RoundViewField
 from casino.engine.views import Viewer, view
-from casino.errors import ApplicationError
 from casino.models import Round, RoundPlayer, Table
-from casino.services import RoundResult
+from casino.platform import rawsql
+from casino.platform.errors import ApplicationError
+from casino.rounds.services import RoundResult
+from casino.rounds.viewjson import round_view_out
 
 ROUND_ID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 

@@ -45,10 +45,10 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from casino import rawsql
-from casino.api.money import usdc_any
-from casino.errors import ApplicationError, ConflictError, NotYours, error_body
-from casino.services import HookExit, RoundResult
+from casino.platform import rawsql
+from casino.platform.errors import ApplicationError, ConflictError, NotYours, error_body
+from casino.rounds.services import HookExit, RoundResult
+from casino.rounds.viewjson import usdc_any
 from ledger import posting
 from ledger.idempotency import idempotency_key_clean
 from ledger.models import IdempotencyRecord

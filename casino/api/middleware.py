@@ -1,6 +1,6 @@
 """Every error under /api/ answers in the one JSON error shape, in DEBUG and not.
 
-DRF's exception handler (`casino.errors`) shapes what a view raises. What it never sees
+DRF's exception handler (`casino.platform.errors`) shapes what a view raises. What it never sees
 answered in Django's HTML: an unknown URL in DEBUG (the technical 404 page), a body over
 `DATA_UPLOAD_MAX_MEMORY_SIZE` (`RequestDataTooBig`, a 400 page), any unexpected exception (the
 500 page, the technical one in DEBUG), a 405 or 403 from a view that is not DRF's. This
@@ -18,7 +18,7 @@ from http import HTTPStatus
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponseBase, JsonResponse
 
-from casino.errors import error_body
+from casino.platform.errors import error_body
 
 API_PREFIX = "/api/"
 

@@ -14,17 +14,18 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 
-from casino import preferences, selectors
 from casino.api.common import GameApi, JsonBooleanField, request_user, round_for_player
 from casino.api.roundview import RoundViewField
-from casino.dashboard.display import usdc
 from casino.engine.state import RoundState
 from casino.engine.views import view
 from casino.models import Round, RoundStatus
-from casino.projections import player_money
-from casino.services import round_state_for
+from casino.players import preferences
+from casino.rounds import selectors
+from casino.rounds.projections import player_money
+from casino.rounds.stream import round_state_for
 from fairness.models import RoundProof
 from ledger.apis import AmountOutField
+from ledger.money import usdc
 
 
 class PreferencesApi(GameApi):

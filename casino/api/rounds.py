@@ -1,6 +1,6 @@
 """Rounds: the caller's view of a round, and every player action (one APIView each).
 
-Each action goes through `casino.services.round_command` (the one command path), carries an
+Each action goes through `casino.rounds.services.round_command` (the one command path), carries an
 Idempotency-Key (recorded inside the command's own transaction), and answers with the caller's
 own view of the round.
 """
@@ -15,7 +15,6 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from casino import selectors, services
 from casino.api import fastinput
 from casino.api.common import (
     ROUND_ID_RE,
@@ -38,6 +37,7 @@ from casino.engine.commands import (
     TakeEvenMoney,
     TakeInsurance,
 )
+from casino.rounds import selectors, services
 from ledger.apis import AmountField
 
 

@@ -9,7 +9,6 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from casino import selectors, services, tables
 from casino.api import fastinput
 from casino.api.common import (
     GameApi,
@@ -22,8 +21,10 @@ from casino.api.common import (
 )
 from casino.api.idempotency import HEADER, Claim, idempotent_response
 from casino.engine.rules import BANKED, RULESETS
-from casino.errors import ApplicationError
 from casino.models import Table
+from casino.platform.errors import ApplicationError
+from casino.rounds import selectors, services
+from casino.tables import services as tables
 from ledger.apis import AmountField, AmountOutField, staff_permission
 from ledger.money import CURRENCY, format_amount, parse_amount
 

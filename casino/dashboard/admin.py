@@ -1,6 +1,9 @@
-"""Dashboard admin pages: ledger views (accounts, receivables, pending withdrawals), review
-rows and player profiles. The immutable records' own read-only admins live with their apps
-(`casino/admin.py`, `ledger/admin.py`, `fairness/admin.py`), all on `casino.admin.ReadOnlyAdmin`.
+"""The staff dashboard's admin: every model's admin page is registered from here.
+
+This module holds the dashboard's own pages: ledger views (accounts, receivables, pending
+withdrawals), review rows and player profiles. The game's (rounds, tables, the event log),
+the fairness records' and the ledger's records' pages are in `admin_game`, `admin_fairness`
+and `admin_ledger`; the immutable ones all stand on `readonly.ReadOnlyAdmin`.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.utils.html import format_html
 
-from casino.admin import ReadOnlyAdmin
+from casino.dashboard import admin_fairness, admin_game, admin_ledger  # noqa: F401  (register)
 from casino.dashboard.display import usdc
 from casino.dashboard.filters import SpentEscrowFilter
 from casino.dashboard.models import (
@@ -25,8 +28,9 @@ from casino.dashboard.models import (
     Receivable,
     RoundReview,
 )
+from casino.dashboard.readonly import ReadOnlyAdmin
 from casino.dashboard.templatetags.usdc import short_id as short_id_html
-from casino.errors import ApplicationError
+from casino.platform.errors import ApplicationError
 from ledger.models import AccountType, WithdrawalRequest, WithdrawalStatus
 from ledger.services import (
     withdrawal_cancel_post,

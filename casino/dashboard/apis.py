@@ -17,11 +17,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from casino.audit import export_lines
 from casino.dashboard import stats
 from casino.dashboard.models import PlayerProfile
-from casino.errors import ApplicationError
 from casino.models import Round, RoundStatus
+from casino.platform.errors import ApplicationError
+from casino.rounds.audit import export_lines
 
 EXPORT_PERMISSION = "dashboard.export_rounds"
 MAX_EXPORT_DAYS = 366

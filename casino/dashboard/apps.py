@@ -8,12 +8,12 @@ class DashboardConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from casino import notify
         from casino.dashboard.hooks import after_round_commit, in_round_transaction
+        from casino.rounds import observers
 
         # The stats rows commit with the round; after commit: automatic flags, the stats ping.
-        notify.add_in_transaction(in_round_transaction)
-        notify.add_publisher(after_round_commit)
+        observers.add_in_transaction(in_round_transaction)
+        observers.add_after_commit(after_round_commit)
         from django.db.models.signals import post_migrate
 
         from casino.dashboard.roles import sync_after_migrate

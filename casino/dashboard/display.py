@@ -11,21 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from ledger.money import CURRENCY, format_amount
+from ledger.money import usdc, usdc_number  # noqa: F401  (the pages' names for them)
 
 SHORT_ID = 8
-MIN_DECIMALS = 2
-
-
-def usdc_number(micro: int) -> str:
-    """The amount in USDC without the unit: "12.50", "-0.000001", "600.00"."""
-    whole, fraction = format_amount(micro).split(".")
-    return f"{whole}.{fraction.rstrip('0').ljust(MIN_DECIMALS, '0')}"
-
-
-def usdc(micro: int) -> str:
-    """The amount in USDC with its unit: "12.50 USDC"."""
-    return f"{usdc_number(micro)} {CURRENCY}"
 
 
 def short_id(value: str) -> str:
@@ -48,7 +36,7 @@ _OUTCOME = re.compile(r"(\w+)/(\d+)\.(\d+):(\S+)")
 
 
 def outcome_text(outcome: str, names: Mapping[str, str]) -> str:
-    """`casino.projections.outcome_text` ("3/0.0:win 4/0.0:loss") with names:
+    """`casino.rounds.projections.outcome_text` ("3/0.0:win 4/0.0:loss") with names:
     "alice box 1: win, bob box 1: loss"; a split hand adds ".2"; "voided: ..." unchanged."""
     parts = []
     for match in _OUTCOME.finditer(outcome):

@@ -1,12 +1,12 @@
 """Hooks of the round service: the public stats rows, automatic flags and the stats ping.
 
-`in_round_transaction` (`casino.notify.add_in_transaction`) writes a finished round's stats
-contributions inside the command's own transaction (in a savepoint), so they commit or roll
-back with the round and cost no transaction of their own, while a failure of theirs alone is
-logged and never fails the round. `after_round_commit` (`add_publisher`) runs only
-for committed round events: a malfunction void or a win above
-`settings.REVIEW_WIN_THRESHOLD_MICRO` flags the round, and a finished round pings the stats
-WebSocket group.
+Both are observers of the round service (`casino.rounds.observers`, registered in
+`DashboardConfig.ready`). `in_round_transaction` writes a finished round's stats contributions
+inside the command's own transaction (in a savepoint), so they commit or roll back with the
+round and cost no transaction of their own, while a failure of theirs alone is logged and
+never fails the round. `after_round_commit` runs only for committed round events: a
+malfunction void or a win above `settings.REVIEW_WIN_THRESHOLD_MICRO` flags the round, and a
+finished round pings the stats WebSocket group.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from typing import Any
 
 from django.conf import settings
 
-from casino import rawsql
 from casino.dashboard.display import player_name, usdc
 from casino.engine.events import RoundSettled
 from casino.engine.state import RoundState
 from casino.eventstore.models import StoredEvent
+from casino.platform import rawsql
 
 logger = logging.getLogger(__name__)
 

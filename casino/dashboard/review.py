@@ -14,12 +14,12 @@ from typing import Any
 
 from django.db import transaction
 
-from casino import services
 from casino.dashboard.models import RoundReview
-from casino.errors import ApplicationError
 from casino.eventstore.models import StoredEvent
 from casino.eventstore.store import ConcurrencyError, NewEvent, append, load
 from casino.models import Round
+from casino.platform.errors import ApplicationError
+from casino.rounds import services
 
 STREAM_PREFIX = "review-"
 FLAGGED = "RoundFlagged"

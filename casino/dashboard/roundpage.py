@@ -4,8 +4,8 @@ Cards are rendered only through the engine's `view`: a timeline event shows its 
 if that card's shoe position is visible in the staff view, so the hole card and a duel's
 hidden cards of a round not yet ended stay hidden unless `casino.view_hole_card` was granted
 to the viewer (or a group of theirs) by name; being a superuser is not a grant. The event
-log's admin pages (`casino.admin.StoredEventAdmin`) mask cards with `staff_event_data`, the
-same rule.
+log's admin pages (`casino.dashboard.admin_game.StoredEventAdmin`) mask cards with
+`staff_event_data`, the same rule.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from typing import Any
 
 from django.db.models import Q
 
-from casino.audit import audit_round
 from casino.dashboard.display import hand_label, player_name
 from casino.engine.state import RoundState
 from casino.engine.views import Viewer, view
 from casino.eventstore.models import StoredEvent
+from casino.rounds.audit import audit_round
 from ledger.models import JournalEntry
 from ledger.rounds import round_reference
 
@@ -133,7 +133,7 @@ def staff_event_data(events: Sequence[StoredEvent], user: Any) -> dict[int, Any]
     the round's current state. Only streams with a card whose round has not ended are loaded.
     """
     from casino.models import Round, RoundStatus
-    from casino.services import round_load
+    from casino.rounds.stream import round_load
 
     out = {e.pk: e.data for e in events}
     with_cards = {e.stream_id for e in events if _has_card(e.data)}

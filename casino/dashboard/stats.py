@@ -15,10 +15,10 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Count, Max, Q, Sum
 
-from casino import layersend, rawsql
 from casino.dashboard.models import PlayerProfile, StatsContribution
 from casino.engine.state import RoundState
-from casino.projections import player_money
+from casino.platform import layersend, rawsql
+from casino.rounds.projections import player_money
 
 logger = logging.getLogger(__name__)
 STATS_GROUP = "public-stats"
@@ -74,7 +74,8 @@ def round_contribute(*, round_id: str, state: RoundState) -> None:
 
 def announce(*, round_id: str, table_id: str) -> None:
     """Tell the stats WebSocket group that the numbers moved (clients re-fetch the API); sent
-    with the round's own messages when the round service batches them (casino.layersend)."""
+    with the round's own messages when the round service batches them
+    (casino.platform.layersend)."""
     message = {"type": "stats.changed", "round_id": round_id, "table_id": table_id}
     try:
         layersend.send([(STATS_GROUP, message)])
@@ -99,7 +100,7 @@ def _key(row: StatsContribution) -> tuple[Any, ...]:
 def rebuild(*, write: bool = True) -> dict[str, Any]:
     """Recompute every contribution from the events; report differences from the live rows."""
     from casino.eventstore.models import StoredEvent
-    from casino.services import round_load
+    from casino.rounds.stream import round_load
 
     expected: list[StatsContribution] = []
     stream_ids = StoredEvent.objects.filter(type="RoundOpened").values_list("stream_id", flat=True)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from django.db import transaction
 
 from casino.models import Table, TableStatus
-from casino.tables import table_add
+from casino.tables.services import table_add
 
 
 def table_new_versions(*, tables: Sequence[Table]) -> list[Table]:

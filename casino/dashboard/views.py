@@ -1,4 +1,4 @@
-"""Admin pages of the staff dashboard (mounted by `casino.admin.RoundAdmin.get_urls`).
+"""Admin pages of the staff dashboard (mounted by `admin_game.RoundAdmin.get_urls`).
 
 Views only check permissions, parse the form, call one service and render.
 """
@@ -23,9 +23,9 @@ from casino.dashboard import display, report, review, roundpage
 from casino.dashboard.models import RoundReview
 from casino.dashboard.roles import ROLES
 from casino.dashboard.tables import table_new_versions
-from casino.errors import ApplicationError
 from casino.models import Round
-from casino.services import round_load
+from casino.platform.errors import ApplicationError
+from casino.rounds.stream import round_load
 
 __all__ = ["table_new_versions"]
 

@@ -29,8 +29,6 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-from casino import rawsql
-from casino.errors import ConflictError
 from casino.eventstore.models import StoredEvent, format_recorded_at
 from casino.eventstore.rows import (
     COLUMNS,
@@ -45,6 +43,8 @@ from casino.eventstore.rows import (
 )
 from casino.eventstore.upcasting import UPCASTERS, upcast
 from casino.eventstore.validation import check_json_native
+from casino.platform import rawsql
+from casino.platform.errors import ConflictError
 from fairness.canonical import canonical_text, canonical_text_float_free
 from fairness.hashchain import GENESIS, body_text, chained_hash
 

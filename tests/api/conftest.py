@@ -11,8 +11,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
-from casino import seeds
 from casino.engine.shoe import StackedShoe
+from casino.rounds import seeds
 from ledger import services as ledger_services
 
 PASSWORD = "pw-test-123"

@@ -22,7 +22,7 @@ from django.contrib.auth import get_user_model
 from django.core.handlers.asgi import ASGIHandler
 from django.core.signals import request_finished, request_started
 
-from casino.asgi_handler import OneHopASGIHandler
+from casino.platform.asgi_handler import OneHopASGIHandler
 
 pytestmark = pytest.mark.django_db(transaction=True)
 HOST = (b"host", b"localhost")

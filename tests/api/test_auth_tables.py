@@ -9,7 +9,7 @@ from django.contrib.auth.models import Group
 from rest_framework.test import APIClient
 
 from casino.models import Seat, Table
-from casino.tables import demo_table, table_add
+from casino.tables.services import demo_table, table_add
 from tests.api.conftest import PASSWORD, Api, make_player
 
 pytestmark = pytest.mark.django_db

@@ -12,15 +12,15 @@ from typing import Any
 
 import pytest
 
-from casino import projections, services
 from casino.api.common import own_round_body
 from casino.api.idempotency import idempotent_command
 from casino.engine.commands import Hit
-from casino.errors import ApplicationError
 from casino.eventstore import store
 from casino.eventstore.models import StoredEvent
 from casino.models import Round, Seat, Table
-from casino.tables import table_add
+from casino.platform.errors import ApplicationError
+from casino.rounds import projections, services, stream
+from casino.tables.services import table_add
 from ledger.models import IdempotencyRecord
 from tests.api.conftest import Api, make_player
 from tests.api.test_auth_tables import assert_error
@@ -94,7 +94,7 @@ def test_an_expired_deadline_then_a_409_commits_the_deadline_and_frees_the_key(
     stack(HAND)
     player = make_player()
     round_id = deal(Api(player), personal(Api(player)), "1")["round_id"]
-    deadline = services.round_state_for(round_id=round_id).deadline_ms
+    deadline = stream.round_state_for(round_id=round_id).deadline_ms
     assert deadline is not None
     command = Hit(str(player.pk))
 

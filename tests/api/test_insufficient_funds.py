@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from casino import tables
 from casino.models import Round
+from casino.tables import services as tables
 from ledger import services as ledger_services
 from ledger.models import IdempotencyRecord
 from ledger.reconcile import ledger_reconcile

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from casino import selectors
+from casino.rounds import selectors
 from tests.api.conftest import make_player
 
 pytestmark = pytest.mark.django_db

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 
-from casino.client import banked_move
+from casino.client.cli import banked_move
+from casino.client.leakcheck import message_leaks
 from casino.engine.rules import RULESETS
-from casino.leakcheck import message_leaks
-from casino.services import round_void
+from casino.rounds.services import round_void
 from tests.api.conftest import Api, make_player
 from tests.api.test_websocket import connect, read_until, run, shared_table
 

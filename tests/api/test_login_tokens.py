@@ -135,7 +135,7 @@ def test_a_player_keeps_at_most_the_configured_number_of_tokens(settings: Any) -
 def test_a_revoked_token_is_refused_by_the_websocket() -> None:
     from channels.testing import WebsocketCommunicator
 
-    from casino.consumers import CLOSE_BAD_TOKEN
+    from casino.live.consumers import CLOSE_BAD_TOKEN
     from casino.routing import websocket_application
 
     user = make_player()

@@ -18,7 +18,7 @@ from rest_framework.exceptions import ParseError
 from rest_framework.test import APIClient
 
 from casino.api.parsers import JSONParser, has_lone_surrogate
-from casino.tables import demo_table
+from casino.tables.services import demo_table
 from ledger.models import IdempotencyRecord
 from tests.api.conftest import make_player
 from tests.ws.common import command, connect, run, world

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from casino import services
-from casino.services import round_void
+from casino.rounds import services
+from casino.rounds.services import round_void
 from tests.api.conftest import Api
 from tests.api.test_auth_tables import assert_error
 from tests.api.test_rounds import deal, personal

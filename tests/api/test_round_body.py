@@ -9,7 +9,7 @@ import pytest
 
 from casino.api.common import RoundOut, round_body
 from casino.engine.views import Viewer, view
-from casino.services import round_state_for
+from casino.rounds.stream import round_state_for
 from tests.api.conftest import Api
 
 pytestmark = pytest.mark.django_db
@@ -51,8 +51,8 @@ def test_a_players_round_is_read_in_one_statement_as_the_orm_reads_it(
     from django.test.utils import CaptureQueriesContext
 
     from casino.api.common import round_for_player
-    from casino.errors import ApplicationError
     from casino.models import Round
+    from casino.platform.errors import ApplicationError
     from tests.api.conftest import make_player
 
     table = api.post("/api/tables/personal/", {"ruleset": "classic"}).json()["id"]

@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
-from casino import tables, timers
 from casino.models import Round, RoundStatus, Seat, Table
-from casino.services import round_open
-from casino.tasks import round_nudge
+from casino.rounds.services import round_open
+from casino.rounds.tasks import round_nudge
+from casino.tables import services as tables
+from casino.tables import timers
 from tests.api.conftest import Api, make_player
 
 

@@ -11,12 +11,12 @@ from asgiref.sync import async_to_sync, sync_to_async
 from channels.testing import WebsocketCommunicator
 from rest_framework.authtoken.models import Token
 
-from casino import notify, publish
-from casino.consumers import MAX_MESSAGE_BYTES
-from casino.leakcheck import message_leaks
+from casino.client.leakcheck import message_leaks
+from casino.live.consumers import MAX_MESSAGE_BYTES
 from casino.models import Table
+from casino.rounds import publish
 from casino.routing import websocket_application
-from casino.tables import table_add
+from casino.tables.services import table_add
 from tests.api.conftest import Api, make_player
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -116,7 +116,7 @@ def test_duel_classic_full_round_players_get_their_view_and_spectators_the_publi
 
 
 def test_duel_of_three_where_one_times_out_and_others_never_see_hidden_cards(stack: Any) -> None:
-    from casino.services import round_timeout
+    from casino.rounds.services import round_timeout
 
     stack(["TS", "9H", "8C", "7D", "6S", "5H"])  # no blackjack: nobody is done at the deal
     table = shared_table("duel", 3)
@@ -202,11 +202,9 @@ def test_a_message_lost_by_the_layer_is_filled_from_the_event_store(stack: Any) 
         ).json()
         round_id = dealt["round_id"]
         await read_until(ws, dealt["version"])
-        notify.remove_publisher(publish.publish_round)  # the layer drops the hit's message
-        try:
+        with pytest.MonkeyPatch.context() as patch:  # the layer drops the hit's message
+            patch.setattr(publish, "publish_round", lambda *args: None)
             await sync_to_async(a.post)(f"/api/rounds/{round_id}/hit/")
-        finally:
-            notify.add_publisher(publish.publish_round)
         final = (await sync_to_async(a.post)(f"/api/rounds/{round_id}/stand/")).json()["version"]
         got = await read_until(ws, final)
         await ws.disconnect()

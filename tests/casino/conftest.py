@@ -9,11 +9,11 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 
-from casino import seeds
 from casino.engine.rules import DUEL, RULESETS, USDC
 from casino.engine.shoe import StackedShoe
 from casino.models import Table
-from casino.tables import table_add
+from casino.rounds import seeds
+from casino.tables.services import table_add
 from ledger.selectors import wallet_balances
 from ledger.services import wallet_deposit
 

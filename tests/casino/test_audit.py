@@ -14,7 +14,7 @@ from django.db import connection
 
 from casino.eventstore.models import StoredEvent
 from casino.models import Round
-from casino.play import play
+from casino.tables.play import play
 from fairness import verify
 from ledger.management.commands.flush import triggers_suspended
 

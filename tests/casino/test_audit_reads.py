@@ -18,8 +18,8 @@ from casino.engine.events import EVENT_TYPES
 from casino.engine.money import MONEY_EVENTS, NO_MONEY_EVENTS, ledger_legs
 from casino.eventstore import rows
 from casino.eventstore.rows import FAST_ROW_LIMIT, decode_json_page
-from casino.play import play
-from casino.roundmoney import _abstract_account, recorded_nets_many
+from casino.rounds.money import _abstract_account, recorded_nets_many
+from casino.tables.play import play
 from fairness.replay import load_decoders
 from ledger.management.commands.flush import triggers_suspended
 from ledger.models import Posting

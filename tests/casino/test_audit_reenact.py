@@ -17,7 +17,7 @@ from casino.engine.errors import DomainError
 from casino.engine.events import Event, RoundOpened
 from casino.engine.rules import RULESETS
 from casino.eventstore.store import load_bundle_events
-from casino.play import play
+from casino.tables.play import play
 from fairness.replay import load_decoders
 
 pytestmark = pytest.mark.django_db

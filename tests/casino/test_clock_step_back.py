@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from casino import services
-from casino.audit import chain_lines, chain_scope, export_lines, select_rounds
 from casino.eventstore import store
-from casino.play import play
+from casino.rounds import services
+from casino.rounds.audit import chain_lines, chain_scope, export_lines, select_rounds
+from casino.tables.play import play
 from fairness.verify import main
 
 pytestmark = pytest.mark.django_db

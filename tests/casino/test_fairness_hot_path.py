@@ -25,7 +25,7 @@ def test_every_seed_of_a_chain_is_its_seed_at_that_position() -> None:
 def test_a_proofs_bundle_line_is_the_canonical_json_of_the_line() -> None:
     import json
 
-    from casino.play import play
+    from casino.tables.play import play
     from fairness.canonical import canonical_json
     from fairness.models import RoundProof
 

@@ -21,14 +21,14 @@ from django.db import connection
 from django.test import Client
 from rest_framework.test import APIClient
 
-from casino import tables
 from casino.dashboard.tables import table_new_versions
 from casino.engine.rules import RULESETS
-from casino.errors import ConflictError
 from casino.eventstore.models import StoredEvent
 from casino.models import Round, Table, TableStatus
-from casino.play import play_round
-from casino.services import round_open
+from casino.platform.errors import ConflictError
+from casino.rounds.services import round_open
+from casino.tables import services as tables
+from casino.tables.play import play_round
 from fairness import services as fairness_services
 from fairness.models import SeedChain
 from tests.casino.conftest import make_player

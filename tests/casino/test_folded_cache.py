@@ -14,12 +14,12 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from casino import services
 from casino.engine.commands import Hit, PlaceBet, Stand
 from casino.engine.rules import USDC
-from casino.errors import ApplicationError, NotYours
 from casino.eventstore.models import StoredEvent
 from casino.models import Round
+from casino.platform.errors import ApplicationError, NotYours
+from casino.rounds import services, stream
 from tests.casino.conftest import available, make_player, make_table
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -59,7 +59,7 @@ def test_the_next_command_uses_the_committed_state_and_plays_the_same(stack_shoe
     with CaptureQueriesContext(connection) as queries:
         hit = services.round_command(round_id=round_id, command=Hit(player))
     assert not _reads_events(queries)  # the kept state, not the stream
-    assert hit.state == services.round_state_for(round_id=round_id)  # what a fold gives
+    assert hit.state == stream.round_state_for(round_id=round_id)  # what a fold gives
     assert services._folded[round_id].version == hit.round.version
     done = services.round_command(round_id=round_id, command=Stand(player))
     settlement = done.state.settlement
@@ -78,7 +78,7 @@ def test_a_row_at_another_version_reads_the_stream(stack_shoe: Stack) -> None:
     with CaptureQueriesContext(connection) as queries:
         hit = services.round_command(round_id=round_id, command=Hit(player))
     assert _reads_events(queries)
-    assert hit.state == services.round_state_for(round_id=round_id)
+    assert hit.state == stream.round_state_for(round_id=round_id)
     assert services._folded[round_id].version == hit.round.version
 
 
@@ -102,7 +102,7 @@ def test_a_rolled_back_command_keeps_nothing(stack_shoe: Stack) -> None:
     assert services._folded[round_id] is before
     assert Round.objects.get(id=round_id).version == before.version
     hit = services.round_command(round_id=round_id, command=Hit(player))  # the kept state
-    assert hit.state == services.round_state_for(round_id=round_id)
+    assert hit.state == stream.round_state_for(round_id=round_id)
 
 
 def test_the_cache_keeps_at_most_its_size(

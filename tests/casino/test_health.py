@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from casino import health
+from casino.platform import health
 
 
 @pytest.mark.django_db
 def test_healthz_is_200_when_everything_answers(client: Client) -> None:
-    from casino import timers
+    from casino.tables import timers
 
     timers.tick()  # the in-process timer swept the deadlines (tests/api/test_timer_health.py)
     response = client.get("/healthz")

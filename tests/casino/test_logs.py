@@ -10,11 +10,12 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from casino import roundmoney, services
 from casino.engine.commands import PlaceBet
-from casino.errors import ApplicationError
-from casino.play import bot_players, play
-from casino.tables import demo_table
+from casino.platform.errors import ApplicationError
+from casino.rounds import money as roundmoney
+from casino.rounds import services
+from casino.tables.play import bot_players, play
+from casino.tables.services import demo_table
 from fairness.models import SeedChain
 from fairness.seedcrypto import decrypt_secret
 from fairness.services import server_seed_for

@@ -1,4 +1,4 @@
-"""`casino.rawsql`: the hot path's single-row reads give what the ORM gives, built once."""
+"""`casino.platform.rawsql`: the hot path's single-row reads give what the ORM gives, built once."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from casino import rawsql, services
 from casino.models import PlayerPreferences, Round
+from casino.platform import rawsql
+from casino.rounds import services
 from tests.casino.conftest import make_player, make_table
 
 pytestmark = pytest.mark.django_db
@@ -312,7 +313,7 @@ def test_queries_are_logged_as_djangos_cursor_logs_them(settings: Any) -> None:
     or a forced debug cursor sends the statement through Django's cursor, which logs it."""
     from django.test.utils import CaptureQueriesContext
 
-    from casino.rawsql import _queries_logged
+    from casino.platform.rawsql import _queries_logged
 
     assert _queries_logged(connection) is connection.queries_logged is False
     settings.DEBUG = True

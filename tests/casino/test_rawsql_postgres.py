@@ -1,4 +1,4 @@
-"""`casino.rawsql` on PostgreSQL: statements straight through libpq give what psycopg's
+"""`casino.platform.rawsql` on PostgreSQL: statements straight through libpq give what psycopg's
 cursor gives (rows, types, errors, transactions), and its prepared statements survive
 psycopg's DEALLOCATE ALL."""
 
@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from django.db import IntegrityError, ProgrammingError, connection, transaction
 
-from casino import rawsql
 from casino.models import Round
+from casino.platform import rawsql
 from ledger.models import IdempotencyRecord
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]

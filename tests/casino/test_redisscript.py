@@ -1,4 +1,5 @@
-"""`casino.redisscript`: a script run on a kept connection answers as redis-py's Script does,
+"""`casino.platform.redisscript`: a script run on a kept connection answers as redis-py's
+Script does,
 reloads a script Redis forgot, and gives up a connection whose state is unknown."""
 
 from __future__ import annotations
@@ -7,7 +8,7 @@ import pytest
 import redis
 from django.conf import settings
 
-from casino import redisscript
+from casino.platform import redisscript
 
 pytestmark = pytest.mark.redis
 

@@ -9,11 +9,11 @@ from collections.abc import Callable
 import pytest
 from django.db import connection
 
-from casino import services
 from casino.engine.commands import Stand
-from casino.errors import ApplicationError
 from casino.eventstore.models import StoredEvent
 from casino.models import Round
+from casino.platform.errors import ApplicationError
+from casino.rounds import services
 from ledger.reconcile import ledger_reconcile
 from tests.casino.conftest import make_player, make_table
 

@@ -9,8 +9,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from casino import services
-from casino.audit import audit
 from casino.engine.commands import (
     Command,
     DeclineInsurance,
@@ -24,9 +22,11 @@ from casino.engine.commands import (
 )
 from casino.engine.rules import RULESETS, USDC
 from casino.engine.state import RoundState
-from casino.errors import ApplicationError
 from casino.models import Table
-from casino.projections import rebuild_round
+from casino.platform.errors import ApplicationError
+from casino.rounds import services
+from casino.rounds.audit import audit
+from casino.rounds.projections import rebuild_round
 from ledger.reconcile import ledger_reconcile
 from tests.casino.conftest import make_player, make_table
 

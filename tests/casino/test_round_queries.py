@@ -21,12 +21,12 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from casino import services
 from casino.engine.commands import Hit, PlaceBet, Stand
 from casino.engine.rules import USDC
 from casino.eventstore.models import StoredEvent
 from casino.models import Round
-from casino.play import play
+from casino.rounds import services
+from casino.tables.play import play
 from tests.api.conftest import Api
 from tests.casino.conftest import available, make_player, make_table
 
@@ -166,7 +166,7 @@ def test_each_classic_request_is_one_transaction_within_its_statement_budget(
 def test_a_tables_open_round_is_found_through_the_open_rounds_index() -> None:
     # DEAL reads the table's open round on every request: through the partial index of open
     # rounds, not by filtering the table's whole history (a personal table keeps every round).
-    from casino.tables import _TABLE_AND_OPEN_ROUND, table_and_open_round
+    from casino.tables.services import _TABLE_AND_OPEN_ROUND, table_and_open_round
 
     alice = make_player("alice")
     table = make_table("classic")

@@ -8,15 +8,16 @@ from collections.abc import Callable, Sequence
 import pytest
 from django.core.management import call_command
 
-from casino import roundmoney, services
-from casino.audit import audit, bundle_line
 from casino.engine.commands import Double, Hit, PlaceBet, Stand
 from casino.engine.rules import USDC
-from casino.errors import ApplicationError
 from casino.eventstore.models import StoredEvent
 from casino.models import Round, RoundPlayer, RoundStatus
-from casino.play import play
-from casino.projections import rebuild_all
+from casino.platform.errors import ApplicationError
+from casino.rounds import money as roundmoney
+from casino.rounds import services, stream
+from casino.rounds.audit import audit, bundle_line
+from casino.rounds.projections import rebuild_all
+from casino.tables.play import play
 from fairness.chain import hash_seed
 from fairness.models import RoundProof
 from fairness.verify import KeyRing, load_engine_replay, verify_round
@@ -153,7 +154,7 @@ def test_a_malfunction_mid_round_voids_it_and_refunds(
     types = event_types(round_id)
     assert "HandDoubled" not in types  # the failed command left nothing behind
     assert types[-2:] == ["RoundVoided", "ServerSeedRevealed"]
-    state = services.round_state_for(round_id=round_id)
+    state = stream.round_state_for(round_id=round_id)
     assert state.voided is not None and state.voided.reason == "malfunction"
     assert "RuntimeError: disk on fire" in state.voided.evidence
     proof = RoundProof.objects.get(round_id=round_id)
@@ -200,13 +201,13 @@ def test_an_expired_deadline_applies_before_the_next_command(stack_shoe: Stack) 
     services.round_command(
         round_id=round_id, command=PlaceBet(str(fay.pk), (USDC,)), at_ms=1_000_100
     )
-    deadline = services.round_state_for(round_id=round_id).deadline_ms
+    deadline = stream.round_state_for(round_id=round_id).deadline_ms
     assert deadline is not None
     # The player comes back after the turn timer: the hand was stood, the hit is refused.
     with pytest.raises(ApplicationError) as caught:
         services.round_command(round_id=round_id, command=Hit(str(fay.pk)), at_ms=deadline + 1)
     assert caught.value.code == "round_finished"
-    state = services.round_state_for(round_id=round_id)
+    state = stream.round_state_for(round_id=round_id)
     assert state.phase == "settled"
     assert "PlayerStood" in event_types(round_id)
     # A nudge after the fact changes nothing.

@@ -9,7 +9,7 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from casino import settings as project_settings
-from casino.secrets import load_secrets
+from casino.platform.secrets import load_secrets
 
 
 def test_embedded_default_uses_sqlite_file() -> None:

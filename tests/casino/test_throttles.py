@@ -53,7 +53,7 @@ def test_on_redis_the_window_is_one_atomic_script_with_drfs_rule(settings: objec
 
     from django.core.cache import cache
 
-    from casino.throttles import ScopedThrottle
+    from casino.platform.throttles import ScopedThrottle
 
     settings.THROTTLE_RATES = {"login": "100/min", "money": "3/min"}  # type: ignore[attr-defined]
     user = SimpleNamespace(pk=4242, is_authenticated=True)
@@ -85,7 +85,7 @@ def test_the_redis_backend_is_kept_across_request_threads_until_the_settings_cha
 
     from django.core.cache.backends.redis import RedisCache
 
-    from casino import throttles
+    from casino.platform import throttles
 
     seen: list[Any] = []
     for _ in range(2):  # each request runs in a thread (and context) of its own

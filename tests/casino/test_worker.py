@@ -7,7 +7,7 @@ import subprocess
 import pytest
 from django.db import connection
 
-from casino.tasks import ping
+from casino.rounds.tasks import ping
 
 
 @pytest.mark.worker

@@ -10,12 +10,12 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, Group
 from django.test import Client
 
-from casino import seeds, services
 from casino.engine.commands import PlaceBet, Stand
 from casino.engine.rules import DUEL, RULESETS, USDC
 from casino.engine.shoe import StackedShoe
 from casino.models import Table
-from casino.tables import table_add
+from casino.rounds import seeds, services
+from casino.tables.services import table_add
 from ledger.selectors import wallet_balances
 from ledger.services import wallet_deposit
 
@@ -115,7 +115,7 @@ def fair_round(django_capture_on_commit_callbacks: Any) -> str:
     """
     import random
 
-    from casino.play import play_round
+    from casino.tables.play import play_round
 
     player = make_player("fairplayer")
     with django_capture_on_commit_callbacks(execute=True):

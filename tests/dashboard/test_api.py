@@ -73,7 +73,7 @@ def test_stats_rebuild_equals_live(django_capture_on_commit_callbacks) -> None:
     import random
 
     from casino.dashboard.review import round_void_by_staff
-    from casino.play import play_round
+    from casino.tables.play import play_round
     from tests.dashboard.conftest import make_player, make_table
 
     players = [make_player(f"p{i}") for i in range(2)]

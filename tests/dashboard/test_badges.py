@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from casino.audit import RoundAudit
 from casino.dashboard import roundpage
+from casino.rounds.audit import RoundAudit
 
 
 def test_proof_of_play_and_time_problems_fail_the_proof_of_play_badge(monkeypatch: Any) -> None:

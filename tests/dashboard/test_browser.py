@@ -7,12 +7,12 @@ from typing import Any
 import pytest
 from django.apps import apps
 
-from casino import services
 from casino.dashboard import review
 from casino.dashboard.roles import sync_role_groups
 from casino.engine.commands import PlaceBet
 from casino.engine.rules import USDC
 from casino.models import Round
+from casino.rounds import services
 from tests.chromium import chromium_page
 from tests.dashboard.conftest import OPEN_HAND, available, make_player, make_staff, make_table
 

@@ -14,13 +14,13 @@ import pytest
 from django.apps import apps
 from django.contrib.auth import get_user_model
 
-from casino import services
 from casino.dashboard import review
 from casino.dashboard.models import RoundReview
 from casino.dashboard.roles import sync_role_groups
 from casino.engine.commands import PlaceBet
 from casino.engine.rules import USDC
 from casino.models import Round
+from casino.rounds import services
 from ledger.models import WithdrawalRequest
 from ledger.services import withdrawal_request
 from tests.chromium import chromium_page

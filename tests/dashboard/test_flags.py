@@ -6,13 +6,13 @@ from typing import Any
 
 import pytest
 
-from casino import projections, services
 from casino.dashboard import review
 from casino.dashboard.models import RoundReview
 from casino.dashboard.tasks import audit_recent, audit_recent_rounds
 from casino.engine.commands import Stand
-from casino.errors import ApplicationError
 from casino.models import Round
+from casino.platform.errors import ApplicationError
+from casino.rounds import projections, services
 from fairness.models import RoundProof
 from tests.dashboard.conftest import OPEN_HAND, make_player, make_table
 

@@ -13,7 +13,7 @@ from django.urls import reverse
 from casino.dashboard import report
 from casino.dashboard.review import round_void_by_staff
 from casino.models import Round
-from casino.play import play_round
+from casino.tables.play import play_round
 from tests.dashboard.conftest import login, make_player, make_table
 
 pytestmark = pytest.mark.django_db

@@ -22,12 +22,12 @@ from django.contrib.auth.models import AbstractBaseUser, Permission
 from django.test import Client
 from django.urls import reverse
 
-from casino import services
 from casino.dashboard.roundpage import HIDDEN_CARD
 from casino.engine.commands import PlaceBet, Stand
 from casino.engine.rules import USDC
 from casino.eventstore.models import StoredEvent
 from casino.models import Round
+from casino.rounds import services
 from fairness.models import ClientSeed
 from tests.dashboard.conftest import login, make_player, make_table
 

@@ -261,7 +261,7 @@ def test_view_site_goes_to_the_verify_page(staff) -> None:
 
 def test_big_win_flag_detail_names_the_player_in_usdc(open_round, staff) -> None:
     from casino.dashboard.hooks import automatic_flags
-    from casino.services import round_load
+    from casino.rounds.services import round_load
 
     round_id, player = open_round
     finish(round_id, player)

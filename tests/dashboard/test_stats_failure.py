@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from casino import services
 from casino.dashboard import stats
 from casino.engine.commands import Double, PlaceBet
 from casino.engine.rules import USDC
 from casino.models import Round, RoundStatus
+from casino.rounds import services
 from ledger.reconcile import ledger_reconcile
 from tests.casino.conftest import available, make_player, make_table
 

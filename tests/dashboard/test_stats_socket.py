@@ -8,8 +8,8 @@ import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 from channels.testing import WebsocketCommunicator
 
-from casino.play import play_round
 from casino.routing import websocket_application
+from casino.tables.play import play_round
 from tests.dashboard.conftest import make_player, make_table
 
 pytestmark = pytest.mark.django_db(transaction=True)

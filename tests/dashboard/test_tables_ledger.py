@@ -6,9 +6,9 @@ import pytest
 from django.urls import reverse
 
 from casino.engine.rules import USDC
-from casino.errors import ApplicationError
 from casino.models import Table
-from casino.services import round_open
+from casino.platform.errors import ApplicationError
+from casino.rounds.services import round_open
 from tests.dashboard.conftest import login, make_player, make_table
 
 pytestmark = pytest.mark.django_db

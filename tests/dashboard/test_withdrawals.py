@@ -10,7 +10,7 @@ from django.contrib.auth.models import Group
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from casino.errors import ApplicationError
+from casino.platform.errors import ApplicationError
 from ledger import services
 from ledger.destinations import destination_clean, eip55, keccak256
 from ledger.models import JournalEntry, WithdrawalRequest

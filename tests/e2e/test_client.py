@@ -17,8 +17,8 @@ from typing import Any
 import httpx
 import pytest
 
-from casino.client import main as client_main
-from casino.client import watch
+from casino.client.cli import main as client_main
+from casino.client.cli import watch
 from casino.engine.rules import RULESETS
 from tests.e2e.conftest import base_env, manage, served
 
@@ -103,7 +103,7 @@ def test_client_plays_every_ruleset_on_postgres_redis_and_a_real_worker(
     from django.contrib.auth import get_user_model
     from django.db import connection
 
-    from casino.tables import demo_table
+    from casino.tables.services import demo_table
     from ledger.services import wallet_deposit
 
     for name in PLAYERS:

@@ -21,7 +21,7 @@ from casino.engine.simulator import (
     simulate,
     summarize,
 )
-from casino.progress import ProgressBar
+from casino.platform.progress import ProgressBar
 
 TIMING = ("rounds_per_s", "rounds_per_s_per_worker", "elapsed_s", "workers")
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from django.db import close_old_connections, connection, transaction
 
-from casino.errors import ConflictError
+from casino.platform.errors import ConflictError
 from fairness import services
 from fairness.models import SeedChain
 

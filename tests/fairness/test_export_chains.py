@@ -16,7 +16,7 @@ from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from casino.models import Round
-from casino.play import play
+from casino.tables.play import play
 from fairness import verify
 from fairness.bundle import CHAIN_FIELDS, CHAIN_FORMAT
 from fairness.models import RoundProof, SeedChain

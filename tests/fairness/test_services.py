@@ -12,8 +12,8 @@ from django.test import override_settings
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from casino.errors import ApplicationError, ConflictError
 from casino.eventstore.models import StoredEvent
+from casino.platform.errors import ApplicationError, ConflictError
 from fairness import services
 from fairness.chain import hash_seed, seed_at, verify_position, verify_seed
 from fairness.models import ClientSeed, SeedChain, SigningKey

@@ -23,7 +23,7 @@ import httpx
 import pytest
 from rest_framework.authtoken.models import Token
 
-from casino.client import Feed, feed_url
+from casino.client.cli import Feed, feed_url
 from tests.api.conftest import fast_passwords, stack  # noqa: F401 (fixtures)
 from tests.e2e.conftest import ROOT, base_env, free_port
 
@@ -205,8 +205,8 @@ def services(transactional_db: None, own_redis: OwnRedis, tmp_path: Path) -> Ite
 
 def assert_consistent(round_ids: list[str]) -> None:
     """No partial write: ledger reconciles, every round audits, replay equals projection."""
-    from casino.audit import audit
-    from casino.projections import rebuild_all
+    from casino.rounds.audit import audit
+    from casino.rounds.projections import rebuild_all
     from ledger.reconcile import ledger_reconcile
 
     report = ledger_reconcile()

@@ -36,8 +36,8 @@ def pause(point: str) -> None:
 
 
 def install() -> None:
-    from casino import projections
     from casino.api import idempotency
+    from casino.rounds import projections
 
     project, command = projections.project, idempotency.idempotent_command
 

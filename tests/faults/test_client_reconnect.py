@@ -1,6 +1,6 @@
 """The playing client's table feed survives a server restart (the embedded default: SQLite).
 
-`manage.py serve` is SIGKILLed under a connected `casino.client.Feed`. While it is down a
+`manage.py serve` is SIGKILLed under a connected `casino.client.cli.Feed`. While it is down a
 `manage.py shell` process (another writer on the same database) lets the open round's timers
 fire and deals the next round. The server comes back on the same port; the client, which
 kept retrying, reconnects, sends `resume` with the last version it saw, and receives every
@@ -25,7 +25,7 @@ from tests.faults.conftest import Services, deal_an_open_round, following, wait_
 SETUP = """
 from django.contrib.auth import get_user_model
 from rest_framework.authtoken.models import Token
-from casino.tables import table_personal
+from casino.tables.services import table_personal
 from ledger.services import wallet_deposit
 user = get_user_model().objects.create_user(username="feeder", password="unused-pw-123")
 wallet_deposit(user=user, amount_micro=100_000_000, idempotency_key="fund-feeder")
@@ -36,12 +36,13 @@ print(Token.objects.create(user=user).key, table.pk)
 WHILE_DOWN = """
 import json
 from django.contrib.auth import get_user_model
-from casino import services
+from casino.rounds import services
+from casino.rounds import stream
 from casino.models import Table
-from casino.tables import table_deal
+from casino.tables.services import table_deal
 round_id = {round_id!r}
 for _ in range(20):  # the round's own timers fire: insurance declined, the hand stood
-    state = services.round_state_for(round_id=round_id)
+    state = stream.round_state_for(round_id=round_id)
     if state.finished:
         break
     services.round_timeout(round_id=round_id, at_ms=state.deadline_ms)

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from casino import projections, services
 from casino.eventstore.models import StoredEvent
+from casino.rounds import projections, services
 from ledger.models import IdempotencyRecord
 from tests.api.conftest import Api, make_player
 from tests.api.test_auth_tables import assert_error

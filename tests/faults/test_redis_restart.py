@@ -1,7 +1,7 @@
 """Restart Redis under a live table: the WebSocket client reconnects, resumes, loses nothing.
 
 `manage.py serve` runs on our own redis-server (its channel layer, cache and broker). The
-playing client's `Feed` (`casino.client`) follows the player's table. When Redis dies, every
+playing client's `Feed` (`casino.client.cli`) follows the player's table. When Redis dies, every
 consumer's read on the layer fails and the server closes the sockets (1011); handshakes fail
 until Redis is back. The client retries with backoff and, on the next `hello`, sends
 `{"type": "resume", "rounds": {round: last version}}`.
@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import pytest
 
-from casino import notify, services
-from casino.client import Feed
+from casino.client.cli import Feed
 from casino.eventstore.models import StoredEvent
 from casino.models import Round, RoundStatus, Table
-from casino.tables import table_deal
+from casino.rounds import nudges, services, stream
+from casino.tables.services import table_deal
 from tests.api.conftest import make_player
 from tests.faults.conftest import (
     REAL_SERVICES,
@@ -56,7 +56,7 @@ def caught_up(feed: Feed, round_ids: list[str]) -> bool:
 def finish_by_its_timers(round_id: str) -> None:
     """Let the round's own deadlines fire (insurance declined, hands stood) until it settles."""
     for _ in range(20):
-        state = services.round_state_for(round_id=round_id)
+        state = stream.round_state_for(round_id=round_id)
         if state.finished:
             return
         assert state.deadline_ms is not None
@@ -69,7 +69,7 @@ def test_a_redis_restart_drops_the_sockets_and_the_client_resumes_every_version(
 ) -> None:
     # This process writes too (as another server would); its timer nudges would go to the
     # suite's broker, not the one under test, so it schedules none.
-    monkeypatch.setattr(notify, "_schedule_nudge", lambda round_id, deadline_ms: None)
+    monkeypatch.setattr(nudges, "_schedule_nudge", lambda round_id, deadline_ms: None)
     user = make_player()
     _, url = services.server()
     client = login(url, user)

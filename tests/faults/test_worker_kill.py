@@ -36,7 +36,7 @@ from casino.engine.events import event_from_dict
 from casino.engine.state import OPEN
 from casino.eventstore.models import StoredEvent
 from casino.models import Round, RoundStatus
-from casino.tables import table_create
+from casino.tables.services import table_create
 from tests.api.conftest import make_player
 from tests.e2e.conftest import ROOT
 from tests.faults.conftest import REAL_SERVICES, Services, assert_consistent, wait_until
@@ -49,7 +49,7 @@ LEFT_MS = 5_000  # the timer ends this long after the round is opened
 OPEN_DUEL = """
 import time
 from django.contrib.auth import get_user_model
-from casino import services
+from casino.rounds import services
 from casino.models import Table
 users = get_user_model().objects.in_bulk([{a}, {b}])
 result = services.round_open(

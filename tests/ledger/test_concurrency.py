@@ -11,7 +11,7 @@ import pytest
 from django.db import connections
 from rest_framework.test import APIClient
 
-from casino.errors import ApplicationError
+from casino.platform.errors import ApplicationError
 from ledger import services
 from ledger.models import JournalEntry
 from tests.ledger.factories import assert_ledger_ok, available, balance, fund, make_user

@@ -14,8 +14,8 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from casino import rawsql
-from casino.errors import ApplicationError
+from casino.platform import rawsql
+from casino.platform.errors import ApplicationError
 from ledger import services
 from tests.casino.test_round_concurrency import in_parallel
 from tests.ledger.factories import assert_ledger_ok, available, balance, fund, make_user

@@ -7,7 +7,7 @@ from django.test import override_settings
 from hypothesis import given
 from hypothesis import strategies as st
 
-from casino.errors import ApplicationError
+from casino.platform.errors import ApplicationError
 from ledger.money import format_amount, parse_amount
 
 GOOD = [

@@ -6,7 +6,7 @@ import pytest
 from django.db import transaction
 from django.test import override_settings
 
-from casino.errors import ApplicationError
+from casino.platform.errors import ApplicationError
 from ledger import services
 from ledger.models import EntryKind, JournalEntry, WithdrawalStatus
 from tests.ledger.factories import assert_ledger_ok, available, balance, fund, make_user

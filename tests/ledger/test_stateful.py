@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
-from casino.errors import ApplicationError
+from casino.platform.errors import ApplicationError
 from ledger import posting, services
 from ledger.models import WithdrawalRequest
 from tests.ledger.factories import assert_ledger_ok, balance, make_user

@@ -29,11 +29,12 @@ from django.contrib.auth.models import Group
 from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.test import APIClient
 
-from casino import seeds, timers
 from casino.dashboard.models import PlayerProfile
 from casino.engine.shoe import StackedShoe
 from casino.models import PlayerPreferences, Round, Seat, Table
-from casino.tables import demo_table
+from casino.platform import heartbeat
+from casino.rounds import seeds
+from casino.tables.services import demo_table
 from fairness.models import ClientSeed
 from ledger import services as ledger_services
 from ledger.models import JournalEntry, WithdrawalRequest
@@ -406,7 +407,7 @@ def ctx(monkeypatch: pytest.MonkeyPatch, settings: Any) -> Ctx:
     withdrawal = ledger_services.withdrawal_request(
         user=users["owner"], amount_micro=2_000_000, idempotency_key="matrix-withdrawal"
     )
-    timers.record_sweep("in_process")  # /healthz: someone sweeps deadlines (test_timer_health)
+    heartbeat.record_sweep("in_process")  # /healthz: someone sweeps deadlines (test_timer_health)
     return Ctx(users, table, duel.pk, dealt["round_id"], settled, withdrawal.pk)
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from casino import throttles
+from casino.platform import throttles
 from tests.api.conftest import PASSWORD, make_player
 
 pytestmark = pytest.mark.django_db

@@ -36,7 +36,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from casino.engine.rules import RULESETS
-from casino.tables import demo_table
+from casino.tables.services import demo_table
 from ledger import services as ledger_services
 from tests.api.conftest import Api, make_player
 

@@ -1,4 +1,4 @@
-"""`casino.leakcheck` on the in-between views a resumed WebSocket client is sent.
+"""`casino.client.leakcheck` on the in-between views a resumed WebSocket client is sent.
 
 A resume replays one view per stored version, so a client also sees the states after the
 reveal (HoleCardRevealed, CardsRevealed) and before the settlement, phase still "playing" or
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from casino.leakcheck import view_leaks
+from casino.client.leakcheck import view_leaks
 
 
 def hand(status: str, *cards: str) -> dict[str, Any]:

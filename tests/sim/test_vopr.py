@@ -113,8 +113,8 @@ def test_a_leaked_hole_card_fails_the_seed_and_the_seed_replays_the_same_failure
 @pytest.mark.django_db(transaction=True)
 def test_settlement_postings_lost_fail_the_ledger_checks(monkeypatch: pytest.MonkeyPatch) -> None:
     """A bug: the round service forgets to post settlements (winnings never paid)."""
-    from casino import roundmoney
     from casino.engine.events import RoundSettled
+    from casino.rounds import money as roundmoney
 
     real = roundmoney.post_legs
 

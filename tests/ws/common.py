@@ -92,8 +92,8 @@ def world() -> dict[str, Any]:
 
 def seated_table(ruleset: str, seats: int, *users: Any, stake: int = 1_000_000) -> Any:
     """A shared table with `users` seated in order."""
-    from casino import tables
     from casino.models import Table
+    from casino.tables import services as tables
 
     if ruleset == "duel":
         table = tables.table_add(

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 
-from casino.leakcheck import message_leaks
+from casino.client.leakcheck import message_leaks
 from ledger.selectors import wallet_balances
 from tests.api.conftest import Api, make_player
 from tests.ws.common import answer, command, connect, run, seated_table, world
@@ -214,7 +214,7 @@ def test_commands_share_the_money_rate_limit_with_rest(
 def test_a_malfunction_answers_internal_error_and_keeps_the_socket(
     api: Api, stack: Stack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from casino import services
+    from casino.rounds import services
 
     stack(["5S", "TH", "6C", "9D"])
     table = personal(api)

@@ -20,8 +20,8 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.contrib.auth.models import Group
 
-from casino import tables
-from casino.leakcheck import message_leaks
+from casino.client.leakcheck import message_leaks
+from casino.tables import services as tables
 from tests.api.conftest import Api, make_player
 from tests.ws.common import answer, command, connect, open_socket, run, seated_table, world
 

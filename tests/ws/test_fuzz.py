@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from casino.consumers import MAX_MESSAGE_BYTES, MESSAGE_TYPES
-from casino.leakcheck import message_leaks
+from casino.client.leakcheck import message_leaks
+from casino.live.consumers import MAX_MESSAGE_BYTES, MESSAGE_TYPES
 from tests.api.conftest import Api, make_player
 from tests.ws.common import answer, connect, run, seated_table, send_frame, world
 

@@ -18,7 +18,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 
-from casino.consumers import CLOSE_BAD_TOKEN
+from casino.live.consumers import CLOSE_BAD_TOKEN
 from casino.routing import websocket_application
 from tests.api.conftest import PASSWORD, make_player
 from tests.ws.common import run, seated_table

@@ -1,4 +1,5 @@
-"""`casino.layersend`: several group sends at once give each group what `group_send` gives it.
+"""`casino.platform.layersend`: several group sends at once give each group what
+`group_send` gives it.
 
 The same checks run on the in-memory layer (the embedded default) and on channels-redis
 against the real Redis (CI's second pass), whose fast path does the groups' member lookups
@@ -15,7 +16,7 @@ import pytest
 from asgiref.sync import async_to_sync
 from channels.layers import InMemoryChannelLayer
 
-from casino import layersend
+from casino.platform import layersend
 
 
 def _redis_layer() -> Any:
@@ -135,8 +136,8 @@ def test_batched_sends_wait_for_the_end_of_the_block_and_go_out_once_in_order(
 def test_a_failed_delivery_never_undoes_the_committed_command(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from casino import services
     from casino.eventstore.models import StoredEvent
+    from casino.rounds import services
     from tests.casino.conftest import make_player, make_table
 
     def broken(layer: Any, sends: Any) -> None:

@@ -26,7 +26,7 @@ import httpx
 import pytest
 import websockets
 
-from casino.client import banked_move
+from casino.client.cli import banked_move
 from casino.engine.rules import RULESETS
 from tests.e2e.conftest import ROOT, base_env, free_port
 

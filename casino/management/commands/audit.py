@@ -7,8 +7,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from casino.audit import audit, select_rounds, summary, summary_json
-from casino.progress import ProgressBar
+from casino.platform.progress import ProgressBar
+from casino.rounds.audit import audit, select_rounds, summary, summary_json
 
 
 def parse_since(value: str | None) -> datetime | None:

@@ -1,6 +1,6 @@
 """`manage.py export_rounds --out FILE [--since DATE] [--round ID]`: the verifier's bundle.
 
-One chain line per seed chain of the exported rounds comes first (`casino.audit.chain_lines`:
+One chain line per seed chain of the exported rounds comes first (`casino.rounds.audit.chain_lines`:
 the nonces the export covers, so the verifier names any missing inside that range), then
 one line per finished round.
 """
@@ -12,9 +12,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from casino.audit import chain_lines, chain_scope, export_lines, select_rounds
 from casino.management.commands.audit import parse_since
-from casino.progress import ProgressBar
+from casino.platform.progress import ProgressBar
+from casino.rounds.audit import chain_lines, chain_scope, export_lines, select_rounds
 
 
 class Command(BaseCommand):

@@ -8,8 +8,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from casino.engine.rules import RULESETS
-from casino.play import play
-from casino.progress import ProgressBar
+from casino.platform.progress import ProgressBar
+from casino.tables.play import play
 from ledger.money import format_amount
 
 

@@ -7,8 +7,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from casino.progress import ProgressBar
-from casino.projections import rebuild_all
+from casino.platform.progress import ProgressBar
+from casino.rounds.projections import rebuild_all
 
 
 class Command(BaseCommand):

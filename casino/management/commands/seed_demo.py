@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from casino.engine.rules import RULESETS, USDC
-from casino.tables import demo_table
+from casino.tables.services import demo_table
 from ledger.services import wallet_deposit
 
 DEMO_PASSWORD = "demo-password"

@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from casino.engine.rules import RULESETS
 from casino.engine.simulator import SHOES, SimulationConfig, simulate
-from casino.progress import ProgressBar
+from casino.platform.progress import ProgressBar
 
 
 def format_report(report: dict[str, Any]) -> str:

@@ -6,8 +6,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from casino import services
-from casino.errors import ApplicationError
+from casino.platform.errors import ApplicationError
+from casino.rounds import services
 
 
 class Command(BaseCommand):

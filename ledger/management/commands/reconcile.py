@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from casino.progress import ProgressBar
+from casino.platform.progress import ProgressBar
 from ledger.money import format_amount
 from ledger.reconcile import ledger_reconcile
 

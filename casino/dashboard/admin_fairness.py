@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from casino.admin import ReadOnlyAdmin
+from casino.dashboard.readonly import ReadOnlyAdmin
 from fairness.models import ClientSeed, RoundProof, SeedChain, SigningKey
 
 

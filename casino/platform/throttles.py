@@ -37,8 +37,8 @@ from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 
-from casino import redisscript
-from casino.unreachable import REDIS_UNREACHABLE
+from casino.platform import redisscript
+from casino.platform.unreachable import REDIS_UNREACHABLE
 
 logger = logging.getLogger(__name__)
 

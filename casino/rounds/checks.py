@@ -11,8 +11,8 @@ PROGRESS_EVERY = 100  # rounds between two progress reports (and one after the l
 @register_check("round_legs", progress=True)
 def check_round_legs(*, progress: Progress | None = None) -> list[Problem]:
     """Every round's ledger postings net exactly what its events imply, per account."""
-    from casino.roundmoney import round_legs_problems
-    from casino.services import round_load, stored_to_event
+    from casino.rounds.money import round_legs_problems
+    from casino.rounds.stream import round_load, stored_to_event
 
     problems: list[Problem] = []
     stream_ids = StoredEvent.objects.filter(type="RoundOpened").values_list("stream_id", flat=True)

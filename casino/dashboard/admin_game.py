@@ -1,7 +1,7 @@
 """The staff dashboard on Django admin: rounds (review, flag, void), tables, the event log.
 
 Rounds and events are read-only here: every change to a round goes through the round
-service (`casino.services`) or the review service (`casino.dashboard.review`), and the
+service (`casino.rounds.services`) or the review service (`casino.dashboard.review`), and the
 custom pages live in `casino.dashboard.views`.
 """
 
@@ -24,30 +24,18 @@ from django.utils.html import format_html
 from casino.dashboard import display, roundpage
 from casino.dashboard import views as dashboard_views
 from casino.dashboard.display import usdc
+from casino.dashboard.readonly import ReadOnlyAdmin
 from casino.dashboard.templatetags.usdc import short_id as short_id_html
 from casino.engine.rules import RULESETS
 from casino.eventstore.models import StoredEvent
 from casino.models import Round, RoundPlayer, RoundStatus, Table, TableStatus
-from casino.tables import table_add
+from casino.tables.services import table_add
 
 CARD = re.compile(r"[2-9TJQKA][SHDC]")
 
 # "View site": there is no player site yet (another issue adds /play/); the public page a
 # player has today is the fairness verify page.
 admin.site.site_url = "/fairness/verify/"
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
-    """Immutable records: no add, change or delete in the admin, and so no bulk delete."""
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(Round)

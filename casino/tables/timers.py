@@ -3,9 +3,9 @@
 Deadlines are data (a round's `deadline_ms`, a duel table's lobby deadline); a timer is only
 a nudge that applies them, so a lost, late or repeated nudge changes nothing:
 
-- with a broker (REDIS_URL): `casino.notify` schedules `casino.round_nudge` at each round
-  deadline and `schedule_lobby` schedules `casino.lobby_nudge`; beat runs `sweep_deadlines`
-  and `sweep_lobbies` every 5 s to catch any nudge that was lost;
+- with a broker (REDIS_URL): `casino.rounds.nudges` schedules `casino.round_nudge` at each
+  round deadline and `casino.tables.services.schedule_lobby` schedules `casino.lobby_nudge`;
+  beat runs `sweep_deadlines` and `sweep_lobbies` every 5 s to catch any nudge that was lost;
 - embedded default (no broker): the ASGI process runs `InProcessTimers`, a daemon thread that
   runs the same two sweeps every `TICK_S` seconds.
 
@@ -34,31 +34,19 @@ from celery import shared_task
 from celery.signals import task_success
 from django.conf import settings
 from django.db import close_old_connections
+from django.db.models import Count, Q
+
+from casino.engine.rules import DUEL, RULESETS
+from casino.models import RoundStatus, Table, TableStatus
+from casino.platform.heartbeat import record_sweep
+from casino.rounds.tasks import sweep_deadlines
+from casino.tables.services import lobby_check
 
 logger = logging.getLogger(__name__)
 
 TICK_S = 0.5
-SWEPT_KEY = "casino:timers:swept"  # the last finished deadline sweep: {"at": epoch s, "by"}
 _started: threading.Thread | None = None
 _lock = threading.Lock()
-
-
-def record_sweep(by: str) -> None:
-    """Note a finished deadline sweep (`by`: "in_process" or "worker"), for /healthz."""
-    from django.core.cache import cache
-
-    try:
-        cache.set(SWEPT_KEY, {"at": time.time(), "by": by}, timeout=3600)
-    except Exception:  # the cache down (Redis): the sweep itself did its work
-        logger.warning("the deadline sweep could not be recorded (cache unreachable)")
-
-
-def last_sweep() -> dict[str, Any] | None:
-    """The last recorded deadline sweep, None if none is (raises if the cache is down)."""
-    from django.core.cache import cache
-
-    found = cache.get(SWEPT_KEY)
-    return found if isinstance(found, dict) else None
 
 
 @task_success.connect
@@ -71,9 +59,6 @@ def _worker_swept(sender: Any = None, **kwargs: Any) -> None:
 @shared_task(name="casino.lobby_nudge", acks_late=True)
 def lobby_nudge(*, table_id: int) -> str | None:
     """Start a duel whose lobby timer ended (a repeated or early nudge is a no-op)."""
-    from casino.models import Table
-    from casino.tables import lobby_check
-
     table = Table.objects.filter(pk=table_id).first()
     if table is None:
         return None
@@ -84,12 +69,6 @@ def lobby_nudge(*, table_id: int) -> str | None:
 @shared_task(name="casino.sweep_lobbies")
 def sweep_lobbies() -> int:
     """Check every duel table with at least two READY seats and no round in play."""
-    from django.db.models import Count, Q
-
-    from casino.engine.rules import DUEL, RULESETS
-    from casino.models import RoundStatus, Table, TableStatus
-    from casino.tables import lobby_check
-
     duels = [name for name, rules in RULESETS.items() if rules.kind == DUEL]
     tables = (
         Table.objects.filter(ruleset__in=duels, status=TableStatus.OPEN)
@@ -109,18 +88,8 @@ def sweep_lobbies() -> int:
     return started
 
 
-def schedule_lobby(*, table_id: int, deadline_ms: int) -> None:
-    """Nudge the lobby when its timer ends (the sweeps catch it if this is lost)."""
-    if settings.CELERY_TASK_ALWAYS_EAGER:
-        return  # no broker: the in-process timers sweep the lobby
-    delay = max(0.0, deadline_ms / 1000 - time.time())
-    lobby_nudge.apply_async(kwargs={"table_id": table_id}, countdown=delay)
-
-
 def tick() -> None:
     """One pass of the in-process timers: expired round deadlines, then ended lobbies."""
-    from casino.tasks import sweep_deadlines
-
     sweep_deadlines()
     sweep_lobbies()
     record_sweep("in_process")

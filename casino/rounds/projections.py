@@ -14,10 +14,10 @@ from typing import Any, cast
 
 from django.db import connection, transaction
 
-from casino import rawsql
 from casino.engine.state import SETTLED, VOIDED, RoundState
 from casino.eventstore.models import StoredEvent
 from casino.models import Round, RoundPlayer, RoundStatus, Table
+from casino.platform import rawsql
 
 OUTCOME_MAX = 200
 
@@ -244,7 +244,7 @@ def _snapshot(round_id: str) -> dict[str, Any] | None:
 
 def rebuild_round(round_id: str, *, write: bool = True) -> list[str]:
     """Refold one round from its events; return how the live projection differed (if at all)."""
-    from casino.services import round_load
+    from casino.rounds.stream import round_load
 
     stored, state = round_load(round_id=round_id)
     if state is None:

@@ -20,7 +20,7 @@ Client -> server:
     `POST /api/rounds/<round_id>/<action>/`); the round must be at this table.
 
   They take the REST views' own path: the same input serializers, the same engine commands,
-  `casino.services.round_command` / `casino.tables.table_deal` (through
+  `casino.rounds.services.round_command` / `casino.tables.services.table_deal` (through
   database_sync_to_async), the same `money` rate limit and the same idempotency store
   (`casino.api.idempotency.idempotent_command`, operation `rounds_<action>` / `tables_deal`
   with the same payload), so an `id` is one Idempotency-Key shared with REST: a retried
@@ -56,7 +56,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 
 from casino.api.parsers import has_lone_surrogate
 from casino.engine.views import Viewer
-from casino.publish import player_group, round_messages, table_group
+from casino.rounds.publish import player_group, round_messages, table_group
 
 logger = logging.getLogger(__name__)
 
@@ -210,7 +210,7 @@ class TableConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         """The REST view's path for one command; ApplicationError and DRF errors -> CommandError."""
         from rest_framework.exceptions import ValidationError
 
-        from casino.errors import ApplicationError
+        from casino.platform.errors import ApplicationError
 
         try:
             return self._command_sync(kind, request)
@@ -224,15 +224,15 @@ class TableConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
     def _command_sync(self, kind: str, request: dict[str, Any]) -> tuple[int, dict[str, Any], bool]:
         from django.contrib.auth import get_user_model
 
-        from casino import tables
         from casino.api import rounds as rest
         from casino.api.common import own_round_body
         from casino.api.idempotency import Claim, idempotent_command
         from casino.api.tables import TableDealApi, deal_limits
-        from casino.errors import ApplicationError
         from casino.models import RoundPlayer, Table
-        from casino.services import RoundResult, round_command
-        from casino.throttles import ScopedThrottle
+        from casino.platform.errors import ApplicationError
+        from casino.platform.throttles import ScopedThrottle
+        from casino.rounds.services import RoundResult, round_command
+        from casino.tables import services as tables
         from ledger.idempotency import idempotency_key_clean
 
         assert self.player_id is not None

@@ -1,7 +1,7 @@
 """Table services: demo tables, staff creation, personal tables, seating and the duel lobby.
 
-Writes live here (HackSoft style); reads are in `casino.selectors`. Rounds themselves are
-opened and played only through `casino.services`: `table_deal` and `lobby_start` call it.
+Writes live here (HackSoft style); reads are in `casino.rounds.selectors`. Rounds themselves are
+opened and played only through `casino.rounds.services`: `table_deal` and `lobby_start` call it.
 
 - `classic` and `atlantic_city`: each player gets a personal table on demand (one seat).
 - `duel_classic`: shared seats; the first DEAL opens a round for every seated player, whose
@@ -16,16 +16,18 @@ import time
 from collections.abc import Sequence
 from typing import Any, Literal, cast
 
+from celery import current_app
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
 from django.db import IntegrityError, connection, transaction
 
-from casino import rawsql, services
 from casino.engine.commands import PlaceBet
 from casino.engine.rules import BANKED, DUEL, RULESETS
-from casino.errors import ApplicationError, ConflictError
 from casino.models import PlayerPreferences, Round, RoundStatus, Seat, Table, TableStatus
+from casino.platform import rawsql
+from casino.platform.errors import ApplicationError, ConflictError
+from casino.rounds import services
 from fairness import services as fairness_services
 from ledger.selectors import wallet_balances
 
@@ -375,13 +377,20 @@ def seat_ready(*, table: Table, user: AbstractBaseUser, ready: bool = True) -> R
     return lobby_check(table=table)
 
 
+def schedule_lobby(*, table_id: int, deadline_ms: int) -> None:
+    """Nudge the lobby when its timer ends (the sweeps catch it if this is lost)."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        return  # no broker: the in-process timers sweep the lobby
+    delay = max(0.0, deadline_ms / 1000 - time.time())
+    # By name: the task's module (casino.tables.timers) calls this one's lobby_check.
+    current_app.send_task("casino.lobby_nudge", kwargs={"table_id": table_id}, countdown=delay)
+
+
 def lobby_check(*, table: Table, at_ms: int | None = None) -> Round | None:
     """Start the duel when every seat is ready, or when the lobby timer ended with >= 2 ready.
 
     Idempotent: a late or repeated check after the round started changes nothing.
     """
-    from casino import timers
-
     now = at_ms if at_ms is not None else int(time.time() * 1000)
     if open_round_at(table) is not None:
         return None
@@ -396,7 +405,7 @@ def lobby_check(*, table: Table, at_ms: int | None = None) -> Round | None:
         if deadline is None:
             deadline = now + LOBBY_MS
             if cache.add(_lobby_key(table.pk), deadline, timeout=LOBBY_MS // 1000 + 60):
-                timers.schedule_lobby(table_id=table.pk, deadline_ms=deadline)
+                schedule_lobby(table_id=table.pk, deadline_ms=deadline)
             return None
         if now < deadline:
             return None

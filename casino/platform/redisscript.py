@@ -1,7 +1,8 @@
 """A registered Redis script, run from a synchronous thread on a connection kept idle here.
 
 The request threads run two scripts on every game request: the rate limit's window
-(casino/throttles.py) and the channel layer's member lookup (casino/layersend.py). Through
+(casino/platform/throttles.py) and the channel layer's member lookup
+(casino/platform/layersend.py). Through
 redis-py's `Script.__call__` each run also took a connection from the pool and gave it back,
 went through the client's retry wrapper and its observability hooks: about 0.13 M
 instructions a call beyond sending the command and reading the reply (callgrind, 2,000 calls

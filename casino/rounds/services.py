@@ -6,9 +6,11 @@ Inside one `transaction.atomic(durable=True)`, in order:
 3. `decide` the command;
 4. when the round just ended, reveal its server seed (a `ServerSeedRevealed` event);
 5. append the new events (optimistic concurrency on (stream, version));
-6. post the ledger legs those events imply (`casino.roundmoney`);
-7. update the read models (`casino.projections`) and, at the end, sign the receipt;
-8. on commit: publish to the table's viewers and schedule the next timer nudge.
+6. post the ledger legs those events imply (`casino.rounds.money`);
+7. update the read models (`casino.rounds.projections`) and, at the end, sign the receipt;
+8. after commit (`_after_commit`): push every viewer's view (`casino.rounds.publish`), run the
+   observers of other apps (`casino.rounds.observers`: the dashboard), nudge the next deadline
+   (`casino.rounds.nudges`).
 
 A caller may add its own work to that transaction with a `CommandHook` (the Idempotency-Key's
 record: its first write, and the stored answer, commit or roll back with the command). DEAL
@@ -31,28 +33,31 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import Protocol
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
 
-from casino import notify, projections, rawsql, roundmoney, seeds
 from casino.engine.audit import command_time
 from casino.engine.commands import Command, OpenRound, PlaceBet, RevealSeed, Timeout, VoidRound
 from casino.engine.decider import step
 from casino.engine.errors import DomainError
-from casino.engine.events import Event, Participant, RoundOptions, event_from_dict, event_to_dict
+from casino.engine.events import Event, Participant, RoundOptions
 from casino.engine.rules import RULESETS
 from casino.engine.state import RoundState
-from casino.errors import ApplicationError, NotYours
 from casino.eventstore.models import StoredEvent
-from casino.eventstore.store import ConcurrencyError, NewEvent, append, load
+from casino.eventstore.store import ConcurrencyError, append
 from casino.models import PlayerPreferences, Round, Table, TableStatus
+from casino.platform import layersend, rawsql
+from casino.platform.errors import ApplicationError, NotYours
+from casino.rounds import money as roundmoney
+from casino.rounds import nudges, observers, projections, publish, seeds
+from casino.rounds.stream import event_to_new, round_load
 from fairness.models import ClientSeed
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
 CONCURRENCY_RETRIES = 3
 
 # Domain error code -> HTTP status (409: the state does not allow it now; 400: bad input).
@@ -109,26 +114,6 @@ def now_ms() -> int:
 def domain_error_to_application(error: DomainError) -> ApplicationError:
     status_code = 409 if error.code in CONFLICT_CODES else 400
     return ApplicationError(error.message, code=error.code, status_code=status_code)
-
-
-def stored_to_event(stored: StoredEvent) -> Event:
-    return event_from_dict({**stored.data, "type": stored.type})
-
-
-def event_to_new(event: Event) -> NewEvent:
-    data = event_to_dict(event)
-    del data["type"]
-    return NewEvent(type=event.type, data=data, schema_version=SCHEMA_VERSION)
-
-
-def round_load(*, round_id: str) -> tuple[list[StoredEvent], RoundState | None]:
-    """A round's stored events and the state folded from them (None: no such round)."""
-    from casino.engine.decider import replay
-
-    stored = load(round_id)
-    if not stored:
-        return stored, None
-    return stored, replay(stored_to_event(e) for e in stored)
 
 
 UserRef = AbstractBaseUser | int  # a user, or its primary key (a seat's user_id)
@@ -444,8 +429,8 @@ def _execute(
             seeds.receipt_store(round_id=round_id, stored=[*stored, *appended], first=revealed_now)
         if appended:
             _chain_mark(state, appended)
-            notify.in_transaction(round_id=round_id, state=state, events=appended)
-            notify.on_commit(round_id=round_id, state=state, events=appended)
+            observers.in_transaction(round_id=round_id, state=state, events=appended)
+            transaction.on_commit(partial(_after_commit, round_id, state, tuple(appended)))
             _folded_keep(round_id, (*stored, *appended), state)
         result = RoundResult(round=projection, state=state, events=appended)
         refused = None if pending_error is None else domain_error_to_application(pending_error)
@@ -457,6 +442,22 @@ def _execute(
     if refused is not None:
         raise refused from pending_error
     return result
+
+
+def _after_commit(round_id: str, state: RoundState, events: Sequence[StoredEvent]) -> None:
+    """What a committed command does outside its transaction. A failure here is logged and
+    never undoes the round: a client that missed a push resumes from the event store, and a
+    lost nudge is caught by the deadline sweep."""
+    try:
+        with layersend.batched():  # every push of the command goes out together, in order
+            for push in (publish.publish_round, *observers.after_commit()):
+                try:
+                    push(round_id, state, events)
+                except Exception:
+                    logger.exception("publishing round %s failed (%s)", round_id, push.__name__)
+    except Exception:  # the batch's delivery failed
+        logger.exception("publishing round %s failed", round_id)
+    nudges.after_commit(round_id, None if state.finished else state.deadline_ms)
 
 
 def _last_command_time(stored: Sequence[StoredEvent], state: RoundState) -> int:
@@ -573,11 +574,3 @@ def _folded_keep(round_id: str, stored: tuple[StoredEvent, ...], state: RoundSta
                 _folded.popitem(last=False)
 
     transaction.on_commit(keep)
-
-
-def round_state_for(*, round_id: str) -> RoundState:
-    """The folded state of a round (404 if none)."""
-    _, state = round_load(round_id=round_id)
-    if state is None:
-        raise ApplicationError(f"No round {round_id}.", code="not_found", status_code=404)
-    return state

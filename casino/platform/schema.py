@@ -25,7 +25,8 @@ class AutoSchema(SpectacularAutoSchema):
         return str(cls.__name__)
 
     # Error answers (issue 9, Schemathesis): every operation documents the errors it can give,
-    # all in the one JSON error shape of casino/errors.py. An explicit `responses` entry wins.
+    # all in the one JSON error shape of casino/platform/errors.py. An explicit `responses`
+    # entry wins.
     def get_operation(self, *args: Any, **kwargs: Any) -> Any:
         operation = super().get_operation(*args, **kwargs)
         if operation is None:

@@ -7,9 +7,9 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from casino.admin import ReadOnlyAdmin
 from casino.dashboard.display import usdc
 from casino.dashboard.filters import SpentEscrowFilter
+from casino.dashboard.readonly import ReadOnlyAdmin
 from ledger.models import AccountBalance, JournalEntry, Posting, WithdrawalRequest
 
 

@@ -14,7 +14,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from casino.unreachable import REDIS_UNREACHABLE
+from casino.platform.unreachable import REDIS_UNREACHABLE
 
 
 class ApplicationError(Exception):

@@ -28,10 +28,10 @@ import httpx
 import websockets
 from websockets.exceptions import InvalidStatus, WebSocketException
 
+from casino.client.leakcheck import message_leaks
 from casino.engine.cards import points
 from casino.engine.rules import DUEL, RULESETS, RuleSet
 from casino.engine.strategy import DOUBLE, DUEL_DEFAULT, HIT, SPLIT, STAND, basic_strategy
-from casino.leakcheck import message_leaks
 from fairness.verify import KeyRing, load_engine_replay, verify_round
 
 STEP_TIMEOUT_S = 60.0

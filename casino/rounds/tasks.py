@@ -28,8 +28,8 @@ def ping() -> dict[str, Any]:
 @shared_task(name="casino.round_nudge", acks_late=True)
 def round_nudge(*, round_id: str, deadline_ms: int) -> str:
     """Apply a round's expired deadline. An early, late or repeated nudge is harmless."""
-    from casino.errors import ApplicationError
-    from casino.services import round_timeout
+    from casino.platform.errors import ApplicationError
+    from casino.rounds.services import round_timeout
 
     try:
         result = round_timeout(round_id=round_id)

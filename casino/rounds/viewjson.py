@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from casino.errors import ApplicationError
+from casino.platform.errors import ApplicationError
 from ledger.money import format_amount, parse_amount
 
 # The money keys of a round view, by where they sit.

@@ -41,7 +41,7 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from channels_redis.core import RedisChannelLayer
 
-from casino import redisscript
+from casino.platform import redisscript
 
 logger = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""The Channels publisher: after commit, every viewer of a round gets `view(state, viewer)`.
+"""The Channels publisher: after a command commits, each viewer of a round gets its view.
 
 Groups: `table.<id>` (spectators; the public view) and `player.<id>` (a participant's own
 view, private). A participant's consumer ignores the public copy, so each recipient gets
@@ -18,12 +18,13 @@ from typing import Any
 
 from channels.layers import get_channel_layer
 
-from casino import layersend, notify
-from casino.api.money import round_view_out
 from casino.engine.evolve import evolve
 from casino.engine.state import RoundState
 from casino.engine.views import Viewer, view
 from casino.eventstore.models import StoredEvent
+from casino.platform import layersend
+from casino.rounds.stream import stored_to_event
+from casino.rounds.viewjson import round_view_out
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +54,8 @@ def message(
 
 
 def publish_round(round_id: str, state: RoundState, events: Sequence[StoredEvent]) -> None:
-    """notify's after-commit hook: the public view to the table, each player's own to them."""
+    """After commit (casino.rounds.services): the public view to the table, each player's own to
+    them."""
     layer = get_channel_layer()
     if layer is None or not events:
         return
@@ -68,7 +70,7 @@ def publish_round(round_id: str, state: RoundState, events: Sequence[StoredEvent
     }
 
     # Each view is built (and serialized once: the layer then copies one string per socket,
-    # not a nested dict) only if someone listens on its group (casino.layersend).
+    # not a nested dict) only if someone listens on its group (casino.platform.layersend).
     def public() -> dict[str, Any]:
         shown = message(
             state=state, viewer=Viewer("public"), from_version=first, version=last, types=types
@@ -96,7 +98,7 @@ def publish_round(round_id: str, state: RoundState, events: Sequence[StoredEvent
     sends: list[layersend.Send] = [(table_group(state.opened.table_id), public)]
     sends += [(player_group(player_id), private(player_id)) for player_id in participants]
     # In order, the table's first, then each player's; with the command's other after-commit
-    # sends, together (casino.layersend).
+    # sends, together (casino.platform.layersend).
     layersend.send(sends)
 
 
@@ -104,8 +106,6 @@ def round_messages(
     stored: Sequence[StoredEvent], viewer: Viewer, *, after_version: int, upto: int | None = None
 ) -> Iterator[dict[str, Any]]:
     """One message per stored version in (after_version, upto], rebuilt from the event store."""
-    from casino.services import stored_to_event
-
     state: RoundState | None = None
     for event in stored:
         state = evolve(state, stored_to_event(event))
@@ -120,8 +120,3 @@ def round_messages(
             version=event.version,
             types=[event.type],
         )
-
-
-def register() -> None:
-    """Called from CasinoConfig.ready(): publish every committed command."""
-    notify.add_publisher(publish_round)

@@ -31,7 +31,7 @@ from casino.engine.events import RoundOpened
 from casino.eventstore.models import StoredEvent, format_recorded_at
 from casino.eventstore.rows import decode_json_page
 from casino.models import Round, RoundStatus
-from casino.roundmoney import recorded_nets_many, round_legs_problems
+from casino.rounds.money import recorded_nets_many, round_legs_problems
 from fairness.bundle import BUNDLE_FORMAT, chain_line
 from fairness.canonical import canonical_json
 from fairness.chain import hash_seed

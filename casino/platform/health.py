@@ -2,10 +2,11 @@
 
 `timers` is the path that applies expired deadlines: the in-process timer thread (embedded
 default) or a Celery worker running beat's `casino.sweep_deadlines` (with a broker). Each
-finished sweep is recorded (`casino.timers.record_sweep`); none for `TIMERS_STALE_S` (30 s:
-six of beat's 5 s periods) is a 503: beat running without a live worker, no beat at all, or a
-stuck timer thread would let deadlines pass silently. A process that started less than
-`TIMERS_STALE_S` ago and has seen no sweep yet reports `waiting` (its sweeper may be starting).
+finished sweep is recorded (`casino.platform.heartbeat.record_sweep`); none for
+`TIMERS_STALE_S` (30 s: six of beat's 5 s periods) is a 503: beat running without a live
+worker, no beat at all, or a stuck timer thread would let deadlines pass silently. A process
+that started less than `TIMERS_STALE_S` ago and has seen no sweep yet reports `waiting` (its
+sweeper may be starting).
 """
 
 from __future__ import annotations
@@ -15,10 +16,13 @@ import time
 from typing import Any
 
 from asgiref.sync import async_to_sync
+from celery import current_app
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
+
+from casino.platform.heartbeat import last_sweep
 
 
 def check_database() -> dict[str, Any]:
@@ -46,11 +50,9 @@ def check_channel_layer() -> dict[str, Any]:
 
 
 def check_broker() -> dict[str, Any]:
-    from casino.celery import app
-
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return {"ok": True, "backend": "in-process"}
-    with app.connection_for_write() as conn:
+    with current_app.connection_for_write() as conn:
         conn.ensure_connection(max_retries=1, timeout=2)
     return {"ok": True, "backend": "redis"}
 
@@ -59,12 +61,10 @@ _STARTED = time.monotonic()
 
 
 def check_timers() -> dict[str, Any]:
-    from casino import timers
-
     stale_s = float(getattr(settings, "TIMERS_STALE_S", 30.0))
     in_process = bool(getattr(settings, "IN_PROCESS_TIMERS", settings.CELERY_TASK_ALWAYS_EAGER))
     path = "in_process" if in_process else "worker"
-    found = timers.last_sweep()
+    found = last_sweep()
     if found is not None:
         age = max(0.0, time.time() - float(found["at"]))
         if age <= stale_s:

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 
-from casino import services
 from casino.engine.bots import bot_command
 from casino.engine.rules import DUEL, RULESETS, USDC
 from casino.models import Table
-from casino.tables import demo_table
+from casino.rounds import services
+from casino.tables.services import demo_table
 from ledger.selectors import wallet_balances
 from ledger.services import wallet_deposit
 

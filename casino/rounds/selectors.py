@@ -28,7 +28,7 @@ def viewer_for(user: Any, state: Any) -> Any:
 def round_view_for(*, user: Any, round_id: str, state: Any = None) -> dict[str, Any]:
     """`view(state, viewer)` of a round for `user` (the only way round data reaches a client)."""
     from casino.engine.views import view
-    from casino.services import round_state_for
+    from casino.rounds.stream import round_state_for
 
     if state is None:
         state = round_state_for(round_id=round_id)
