@@ -1,7 +1,9 @@
 """Rate limits on logins and on every request that moves money.
 
 Views name a scope (`throttle_scope = "login"` or `"money"`); the rate comes from
-settings.THROTTLE_RATES at request time. Counters live in the default cache, which is Redis
+settings.THROTTLE_RATES at request time. A command that reaches the server another way (the
+table WebSocket) counts in the same window through `throttle_command`: one limit per user,
+whatever the transport. Counters live in the default cache, which is Redis
 (shared by every server process) when REDIS_URL is set. Reads are never limited here.
 
 On Redis the window is kept by one atomic script (a sorted set of request times per key):
@@ -149,17 +151,32 @@ def _warn_outage(scope: str) -> None:
 
 
 class ScopedThrottle(SimpleRateThrottle):
-    """Limit unsafe requests per scope: per user when logged in, per client address otherwise."""
+    """Limit unsafe requests per scope: per user when logged in, per client address otherwise.
+
+    `allow(scope, ident)` is the limit itself, for any caller that can name who is acting;
+    `allow_request` (DRF's throttle interface) derives the ident from a request and calls it,
+    so a REST POST and a WebSocket command from the same user count in one window.
+    """
 
     def __init__(self) -> None:  # the rate is read per request, not at import
         self.scope: str | None = None
+        self.ident: str | None = None
         self._window: tuple[int, float] | None = None  # Redis: (requests in window, oldest)
 
     def allow_request(self, request: Request, view: Any) -> bool:
-        self.scope = getattr(view, "throttle_scope", None)
-        if self.scope is None or request.method in SAFE_METHODS:
+        scope = getattr(view, "throttle_scope", None)
+        if scope is None or request.method in SAFE_METHODS:
             return True
-        self.rate = settings.THROTTLE_RATES.get(self.scope)
+        user = request.user
+        if user and user.is_authenticated:
+            return self.allow(scope, user_ident(user.pk))
+        return self.allow(scope, self.get_ident(request))
+
+    def allow(self, scope: str, ident: str) -> bool:
+        """Count one request of `ident` (`user_ident(pk)`, or a client address) in `scope`'s
+        window; False when the window is full (a refused request is not counted)."""
+        self.scope, self.ident = scope, ident
+        self.rate = settings.THROTTLE_RATES.get(scope)
         if not self.rate:
             return True
         self.num_requests, self.duration = self.parse_rate(self.rate)
@@ -169,14 +186,16 @@ class ScopedThrottle(SimpleRateThrottle):
             cache = _default_cache()
         try:
             if isinstance(cache, RedisCache):
-                return self._allow_on_redis(cache, request, view)
-            return super().allow_request(request, view)
+                return self._allow_on_redis(cache)
+            # DRF's own rule on the cache; its key comes from get_cache_key, which reads
+            # the scope and ident set above (no request or view is needed for it).
+            return super().allow_request(None, None)  # type: ignore[arg-type]
         except REDIS_UNREACHABLE:
-            _warn_outage(self.scope)
-            return self._allow_locally(request, view)
+            _warn_outage(scope)
+            return self._allow_locally()
 
-    def _allow_locally(self, request: Request, view: Any) -> bool:
-        self.key = self.get_cache_key(request, view)
+    def _allow_locally(self) -> bool:
+        self.key = self.get_cache_key(None, None)
         self.now = self.timer()
         assert self.duration is not None and self.num_requests is not None
         allowed, count, oldest = LOCAL_WINDOWS.hit(
@@ -185,8 +204,8 @@ class ScopedThrottle(SimpleRateThrottle):
         self._window = (count, oldest)
         return allowed
 
-    def _allow_on_redis(self, cache: RedisCache, request: Request, view: Any) -> bool:
-        self.key = self.get_cache_key(request, view)
+    def _allow_on_redis(self, cache: RedisCache) -> bool:
+        self.key = self.get_cache_key(None, None)
         key = cache.make_and_validate_key(f"{self.key}:window")
         client = _shared_client(cache)
         script = _scripts.get(id(client))
@@ -211,7 +230,34 @@ class ScopedThrottle(SimpleRateThrottle):
             return None
         return float(remaining / available)
 
-    def get_cache_key(self, request: Request, view: Any) -> str:
-        user = request.user
-        ident = f"user:{user.pk}" if user and user.is_authenticated else self.get_ident(request)
-        return f"throttle:{self.scope}:{ident}"
+    def get_cache_key(self, request: Request | None, view: Any) -> str:
+        """The window's key: the scope and ident `allow` was called with."""
+        return f"throttle:{self.scope}:{self.ident}"
+
+
+def user_ident(pk: Any) -> str:
+    """A logged-in user's identity in every scope's window, whatever transport they use."""
+    return f"user:{pk}"
+
+
+_REFUSALS = {
+    "money": "Too many money-moving requests; retry later.",
+    "login": "Too many login attempts; retry later.",
+}
+
+
+def throttle_command(*, user_pk: Any, scope: str = "money") -> None:
+    """Count a command from a logged-in user outside DRF's views (the table WebSocket) in the
+    same window as their REST requests; raise `throttled` (429, `retry_after_s`) when full."""
+    from casino.platform.errors import ApplicationError  # a cycle: errors -> DRF APIView -> here
+
+    throttle = ScopedThrottle()
+    if throttle.allow(scope, user_ident(user_pk)):
+        return
+    wait = throttle.wait()
+    raise ApplicationError(
+        _REFUSALS.get(scope, "Too many requests; retry later."),
+        code="throttled",
+        status_code=429,
+        extra={"retry_after_s": None if wait is None else round(wait, 1)},
+    )
