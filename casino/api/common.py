@@ -1,4 +1,7 @@
-"""Pieces every game API view shares: round ids, the caller's view, participant checks."""
+"""Pieces every game API view shares: round ids, the caller's view, participant checks.
+
+The player commands' own path (validation, checks, idempotency) is `casino.api.commands`.
+"""
 
 from __future__ import annotations
 
@@ -113,10 +116,13 @@ def round_for_player(request: Request, round_id: str, *, staff_may_read: bool = 
     """The round if the caller plays in it (403 otherwise; staff may read when allowed)."""
     if staff_may_read and request.user.is_staff:
         return round_get(round_id)
+    return round_played(user_pk(request), round_id)
+
+
+def round_played(user_id: int, round_id: str) -> Round:
+    """The round if the user has a seat in it: 404 for no such round, else 403."""
     if ROUND_ID_RE.fullmatch(round_id):  # one query on the hot path: the round, if a seat's
-        found = rawsql.instance(
-            Round, rawsql.fetch_one(_played_sql(), [round_id, user_pk(request)])
-        )
+        found = rawsql.instance(Round, rawsql.fetch_one(_played_sql(), [round_id, user_id]))
         if found is not None:
             return found
     round_get(round_id)  # 404 if there is no such round

@@ -353,14 +353,20 @@ def idempotent_response(
     """The view side: run once per Idempotency-Key header and answer with the stored JSON."""
     pk = request.user.pk
     assert pk is not None  # the views require an authenticated user
-    status, body, replayed = idempotent_command(
-        user_id=int(pk),
-        key=request.headers.get("Idempotency-Key"),
-        operation=operation,
-        payload=payload,
-        perform=perform,
-        respond=respond,
+    return command_response(
+        *idempotent_command(
+            user_id=int(pk),
+            key=request.headers.get("Idempotency-Key"),
+            operation=operation,
+            payload=payload,
+            perform=perform,
+            respond=respond,
+        )
     )
+
+
+def command_response(status: int, body: dict[str, Any], replayed: bool) -> Response:
+    """An idempotent command's answer as a view sends it: a replay says so in a header."""
     response = NativeJSONResponse(body, status=status)
     if replayed:
         response["Idempotent-Replayed"] = "true"

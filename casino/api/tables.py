@@ -9,24 +9,21 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from casino.api import fastinput
+from casino.api import commands
 from casino.api.common import (
     GameApi,
     JsonBooleanField,
     RoundOut,
-    own_round_body,
     request_user,
     table_get,
-    user_pk,
 )
-from casino.api.idempotency import HEADER, Claim, idempotent_response
-from casino.engine.rules import BANKED, RULESETS
+from casino.api.idempotency import HEADER, Claim, command_response, idempotent_response
+from casino.engine.rules import RULESETS
 from casino.models import Table
 from casino.platform.errors import ApplicationError
-from casino.rounds import selectors, services
+from casino.rounds import selectors
 from casino.tables import services as tables
 from ledger.apis import AmountField, AmountOutField, staff_permission
-from ledger.money import CURRENCY, format_amount, parse_amount
 
 
 @extend_schema_serializer(component_name="Seat")
@@ -250,48 +247,6 @@ class TableReadyApi(GameApi):
         )
 
 
-class BetAmountField(AmountField):
-    """One box's bet: an amount, or 0 for a box left empty (the engine's PlaceBet)."""
-
-    def to_internal_value(self, data: Any) -> int:
-        return parse_amount(data, field=self.field_name or "amount", allow_zero=True)
-
-
-def deal_limits(*, table: Table, user: Any, mode: str, bets: list[int]) -> None:
-    """The bet against the table's limits, before anything looks at the balance.
-
-    The engine checks them when it places the bet, but DEAL's balance check runs first, so a
-    bet above the maximum from a player short of funds was refused for the funds. Here, in
-    the engine's order and words: the number of boxes, then per box the chip unit, the
-    minimum and the maximum (0 is an empty box). A duel (a fixed stake) and another player's
-    personal table are left to `table_deal`, which refuses them before any of this.
-    """
-    rules = RULESETS[table.ruleset]
-    if rules.kind != BANKED or table.owner_id not in (None, user.pk):
-        return
-    amounts = bets if mode == "bet" else tables.bets_resolve(user=user, mode=mode, bets=bets)
-    if len(amounts) > rules.max_boxes:
-        raise ApplicationError(
-            f"{table.ruleset} has at most {rules.max_boxes} betting boxes.", code="too_many_boxes"
-        )
-    for amount in amounts:
-        if amount < 0 or amount % table.chip_unit:
-            raise ApplicationError(
-                f"bets are multiples of {format_amount(table.chip_unit)} {CURRENCY}",
-                code="invalid_amount",
-            )
-        if 0 < amount < table.min_bet:
-            raise ApplicationError(
-                f"the table minimum is {format_amount(table.min_bet)} {CURRENCY}",
-                code="bet_below_minimum",
-            )
-        if amount > table.max_bet:
-            raise ApplicationError(
-                f"the table maximum is {format_amount(table.max_bet)} {CURRENCY}",
-                code="bet_above_maximum",
-            )
-
-
 class TableDealApi(GameApi):
     """Place your bet and deal: the bets you give (`mode: bet`), the same bets as your last
     round (`rebet`), or twice them (`double`).
@@ -300,70 +255,18 @@ class TableDealApi(GameApi):
     view of the round (the cards are dealt once every seated player has bet).
     """
 
-    @extend_schema_serializer(component_name="TableDealInput")
-    class InputSerializer(serializers.Serializer[Any]):
-        mode = serializers.ChoiceField(choices=["bet", "rebet", "double"], default="bet")
-        bets = serializers.ListField(
-            child=BetAmountField(),
-            required=False,
-            max_length=3,
-            help_text="one amount per box, USDC as a decimal string with at most 6 places "
-            '("1", "1.5", "0.000001"); "0" leaves a box empty',
-        )
-
-        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-            if attrs["mode"] == "bet" and not any(attrs.get("bets") or []):
-                raise serializers.ValidationError({"bets": "DEAL needs at least one bet."})
-            return attrs
-
-    FAST = fastinput.Spec(
-        InputSerializer,
-        {
-            "mode": (fastinput.choice("bet", "rebet", "double"), "bet"),
-            "bets": (fastinput.amounts(3, allow_zero=True), fastinput.OPTIONAL),
-        },
-        then=lambda values: not (values["mode"] == "bet" and not any(values.get("bets") or [])),
-    )
-
     @extend_schema(
-        operation_id="tables_deal", parameters=[HEADER], request=InputSerializer, responses=RoundOut
+        operation_id="tables_deal",
+        parameters=[HEADER],
+        request=commands.DealInput,
+        responses=RoundOut,
     )
     def post(self, request: Request, table_id: int) -> Response:
-        found = tables.table_and_open_round(table_id)
-        if found is None:
-            table_get(table_id)  # the 404
-        assert found is not None
-        table, open_round_id = found
-        values = fastinput.validated(self.FAST, self.InputSerializer, request.data)
-        if values is None:
-            data = self.InputSerializer(data=request.data)
-            data.is_valid(raise_exception=True)
-            values = data.validated_data
-        mode = values["mode"]
-        bets = list(values.get("bets") or [])
-        player_id = str(user_pk(request))
-
-        def answer(result: services.RoundResult) -> tuple[int, dict[str, Any]]:
-            return 200, own_round_body(result, player_id)
-
-        def perform(claim: Claim) -> tuple[int, dict[str, Any]]:
-            user = request_user(request)
-            deal_limits(table=table, user=user, mode=mode, bets=bets)  # before the balance
-            return answer(
-                tables.table_deal(
-                    table=table,
-                    user=user,
-                    mode=mode,
-                    bets=bets,
-                    hook=claim,
-                    open_round_id=open_round_id,
-                )
+        return command_response(
+            *commands.deal(
+                user=request_user(request),
+                table_id=table_id,
+                body=request.data,
+                key=request.headers.get("Idempotency-Key"),
             )
-
-        return idempotent_response(
-            request,
-            operation="tables_deal",
-            payload={"table": table_id, "mode": mode, "bets": bets},
-            perform=perform,
-            respond=answer,
         )

@@ -19,12 +19,12 @@ Client -> server:
     `{"type": "even_money", "id", "round_id", "take", "box"}` (REST
     `POST /api/rounds/<round_id>/<action>/`); the round must be at this table.
 
-  They take the REST views' own path: the same input serializers, the same engine commands,
-  `casino.rounds.services.round_command` / `casino.tables.services.table_deal` (through
-  database_sync_to_async), the same `money` rate limit and the same idempotency store
-  (`casino.api.idempotency.idempotent_command`, operation `rounds_<action>` / `tables_deal`
-  with the same payload), so an `id` is one Idempotency-Key shared with REST: a retried
-  command runs once and replays its first answer, with `"replayed": true`.
+  They run through the REST views' own command layer, `casino.api.commands` (through
+  database_sync_to_async): the same input serializers, checks, engine commands and
+  idempotency records (operation `rounds_<action>` / `tables_deal` with the same payload), so
+  an `id` is one Idempotency-Key shared with REST: a retried command runs once and replays
+  its first answer, with `"replayed": true`. Each counts in the player's `money` rate-limit
+  window, the one REST's POSTs count in (`casino.platform.throttles.throttle_command`).
 Server -> client:
 - `{"type": "hello", "table_id", "player_id", "role"}` once, then the open round's snapshot;
 - `{"type": "round", "round_id", "table_id", "from_version", "version", "events", "view",
@@ -48,15 +48,23 @@ from __future__ import annotations
 import json
 import logging
 import re
-from types import SimpleNamespace
-from typing import Any, cast
+from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.contrib.auth import get_user_model
+from rest_framework.exceptions import ValidationError
 
+from casino.api import commands
+from casino.api.bench import FANOUT_GROUP
 from casino.api.parsers import has_lone_surrogate
 from casino.engine.views import Viewer
+from casino.eventstore.store import load
+from casino.models import Round, RoundStatus, Table
+from casino.platform.errors import ApplicationError
+from casino.platform.throttles import throttle_command
 from casino.rounds.publish import player_group, round_messages, table_group
+from ledger.idempotency import idempotency_key_clean
 
 logger = logging.getLogger(__name__)
 
@@ -67,8 +75,8 @@ CLOSE_BAD_TOKEN = 4401  # a token was sent and is not good (REST answers 401)
 CLOSE_TOO_BIG = 1009
 CLOSE_POLICY = 1008
 ROUND_ID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-ROUND_ACTIONS = ("hit", "stand", "double", "split", "insurance", "even_money")
-COMMANDS = ("deal", *ROUND_ACTIONS)
+ROUND_ACTIONS = tuple(commands.ROUND_ACTIONS)  # hit, stand, double, split, insurance, even_money
+COMMANDS = tuple(commands.COMMANDS)  # deal, then the round actions
 MESSAGE_TYPES = ("ping", "resume", *COMMANDS)
 
 
@@ -179,6 +187,12 @@ class TableConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
                 raise CommandError(
                     "not_authenticated", "Log in (session or token) to play; spectators watch.", 401
                 )
+            if raw_id is not None and not isinstance(raw_id, str):
+                raise CommandError(
+                    "idempotency_key_invalid",
+                    "The id must be a string of 1-100 characters of A-Z a-z 0-9 . _ : -",
+                    400,
+                )
             status, body, replayed = await self._run_command(kind, request)
         except CommandError as exc:
             await self._error(
@@ -207,11 +221,7 @@ class TableConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
 
     @database_sync_to_async
     def _run_command(self, kind: str, request: dict[str, Any]) -> tuple[int, dict[str, Any], bool]:
-        """The REST view's path for one command; ApplicationError and DRF errors -> CommandError."""
-        from rest_framework.exceptions import ValidationError
-
-        from casino.platform.errors import ApplicationError
-
+        """The REST command path (`casino.api.commands`); its errors become CommandError."""
         try:
             return self._command_sync(kind, request)
         except ApplicationError as exc:
@@ -222,112 +232,24 @@ class TableConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             ) from None
 
     def _command_sync(self, kind: str, request: dict[str, Any]) -> tuple[int, dict[str, Any], bool]:
-        from django.contrib.auth import get_user_model
-
-        from casino.api import rounds as rest
-        from casino.api.common import own_round_body
-        from casino.api.idempotency import Claim, idempotent_command
-        from casino.api.tables import TableDealApi, deal_limits
-        from casino.models import RoundPlayer, Table
-        from casino.platform.errors import ApplicationError
-        from casino.platform.throttles import ScopedThrottle
-        from casino.rounds.services import RoundResult, round_command
-        from casino.tables import services as tables
-        from ledger.idempotency import idempotency_key_clean
-
+        """The frame's `id` is the Idempotency-Key; the player must still be an active user."""
+        key = idempotency_key_clean(request.get("id"))  # a string or None (see _command)
         assert self.player_id is not None
-        raw_id = request.get("id")
-        if raw_id is not None and not isinstance(raw_id, str):
-            raise CommandError(
-                "idempotency_key_invalid",
-                "The id must be a string of 1-100 characters of A-Z a-z 0-9 . _ : -",
-                400,
-            )
-        key = idempotency_key_clean(raw_id)
         user = get_user_model().objects.filter(pk=int(self.player_id), is_active=True).first()
         if user is None:
             raise CommandError("not_authenticated", "This account is no longer active.", 401)
-        throttle = ScopedThrottle()
-        if not throttle.allow_request(
-            cast(Any, SimpleNamespace(user=user, method="POST")),
-            SimpleNamespace(throttle_scope="money"),
-        ):
-            wait = throttle.wait()
-            raise CommandError(
-                "throttled",
-                "Too many money-moving requests; retry later.",
-                429,
-                {"retry_after_s": None if wait is None else round(wait, 1)},
-            )
-        player_id = self.player_id
-        if kind == "deal":
-            table = Table.objects.filter(pk=int(self.table_id)).first()
-            if table is None:
-                raise CommandError("not_found", "No such table.", 404)
-            deal = TableDealApi.InputSerializer(data=_args(request))
-            deal.is_valid(raise_exception=True)
-            mode = deal.validated_data["mode"]
-            bets = list(deal.validated_data.get("bets") or [])
-
-            def answer_deal(result: RoundResult) -> tuple[int, dict[str, Any]]:
-                return 200, own_round_body(result, player_id)
-
-            def perform_deal(claim: Claim) -> tuple[int, dict[str, Any]]:
-                deal_limits(table=table, user=user, mode=mode, bets=bets)  # before the balance
-                return answer_deal(
-                    tables.table_deal(table=table, user=user, mode=mode, bets=bets, hook=claim)
-                )
-
-            return idempotent_command(
-                user_id=int(player_id),
-                key=key,
-                operation="tables_deal",
-                payload={"table": int(self.table_id), "mode": mode, "bets": bets},
-                perform=perform_deal,
-                respond=answer_deal,
-            )
-        api: type[rest._ActionApi] = {
-            "hit": rest.HitApi,
-            "stand": rest.StandApi,
-            "double": rest.DoubleApi,
-            "split": rest.SplitApi,
-            "insurance": rest.InsuranceApi,
-            "even_money": rest.EvenMoneyApi,
-        }[kind]
+        throttle_command(user_pk=user.pk)  # one money window with REST
+        args = {k: v for k, v in request.items() if k not in ("type", "id", "round_id")}
+        if kind == commands.DEAL.name:
+            return commands.deal(user=user, table_id=int(self.table_id), body=args, key=key)
         round_id = request.get("round_id")
-        if not isinstance(round_id, str) or not ROUND_ID_RE.fullmatch(round_id):
-            raise CommandError("not_found", "No such round.", 404)
-        seat = (
-            RoundPlayer.objects.filter(round_id=round_id, user_id=user.pk)
-            .select_related("round")
-            .first()
-        )
-        if seat is None:  # the REST answer: 404 for no such round, else 403
-            from casino.api.common import round_get
-
-            round_get(round_id)
-            raise ApplicationError(
-                "You do not play in this round.", code="not_a_participant", status_code=403
-            )
-        if seat.round.table_id != int(self.table_id):  # a player's own round, another table
-            raise CommandError("wrong_table", "That round is at another table.", 400)
-        data = api.InputSerializer(data=_args(request))
-        data.is_valid(raise_exception=True)
-        command = api().build(player_id, dict(data.validated_data))
-
-        def answer(result: RoundResult) -> tuple[int, dict[str, Any]]:
-            return 200, own_round_body(result, player_id)
-
-        def perform(claim: Claim) -> tuple[int, dict[str, Any]]:
-            return answer(round_command(round_id=round_id, command=command, hook=claim))
-
-        return idempotent_command(
-            user_id=int(player_id),
+        return commands.act(
+            user=user,
+            name=kind,
+            round_id=round_id if isinstance(round_id, str) else "",
+            body=args,
             key=key,
-            operation=f"rounds_{api.operation}",
-            payload={"round": round_id, **data.validated_data},
-            perform=perform,
-            respond=answer,
+            at_table=int(self.table_id),
         )
 
     async def round_public(self, event: dict[str, Any]) -> None:
@@ -389,8 +311,6 @@ class TableConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
 
     @database_sync_to_async
     def _may_watch(self, user: Any) -> bool:
-        from casino.models import Table
-
         table = Table.objects.filter(pk=int(self.table_id)).first()
         if table is None:
             return False
@@ -405,8 +325,6 @@ class TableConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
     def _stream_messages(
         self, round_id: str, after: int, upto: int | None = None
     ) -> list[dict[str, Any]]:
-        from casino.eventstore.store import load
-
         stored = load(round_id)
         if not stored:
             return []
@@ -425,8 +343,6 @@ class TableConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
     @database_sync_to_async
     def _snapshot(self) -> list[dict[str, Any]]:
         """The table's open round (latest version only), so a new client knows where play is."""
-        from casino.models import Round, RoundStatus
-
         current = (
             Round.objects.filter(table_id=int(self.table_id), status=RoundStatus.OPEN)
             .order_by("-opened_at")
@@ -445,8 +361,6 @@ class TableConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
     @database_sync_to_async
     def _missed(self, known: dict[str, int]) -> list[dict[str, Any]]:
         """Every version after the client's, of its rounds and of later rounds at this table."""
-        from casino.models import Round
-
         rounds = {
             r.id: r for r in Round.objects.filter(id__in=list(known), table_id=int(self.table_id))
         }
@@ -462,24 +376,15 @@ class TableConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         return out
 
 
-def _args(request: dict[str, Any]) -> dict[str, Any]:
-    """A command's arguments: the frame minus its envelope (type, id, round_id)."""
-    return {k: v for k, v in request.items() if k not in ("type", "id", "round_id")}
-
-
 class BenchConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
     """The anchors of `bench/api.py` and `bench/websocket.py` (routed only with BENCH_ENDPOINTS=1):
     a bare group fan-out, and a bare echo (any frame comes back as `{"type": "echo"}`)."""
 
     async def connect(self) -> None:
-        from casino.api.bench import FANOUT_GROUP
-
         await self.accept()
         await self.channel_layer.group_add(FANOUT_GROUP, self.channel_name)
 
     async def disconnect(self, code: int) -> None:
-        from casino.api.bench import FANOUT_GROUP
-
         await self.channel_layer.group_discard(FANOUT_GROUP, self.channel_name)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
