@@ -7,6 +7,7 @@ class CasinoConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        # Here, not at the top: these modules use models, which load once apps are ready.
         import casino.celery  # noqa: F401  (binds @shared_task to the project's Celery app)
         from casino.rounds import checks  # noqa: F401  (registers the round-legs reconcile check)
         from casino.rounds.selectors import player_has_round_in_progress

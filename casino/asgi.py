@@ -11,6 +11,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "casino.settings")
 django_asgi_app = one_hop_asgi_application()
 
 from channels.routing import ProtocolTypeRouter  # noqa: E402
+from django.urls import get_resolver  # noqa: E402
 
 from casino.routing import websocket_application  # noqa: E402
 from casino.tables.timers import start_in_process  # noqa: E402
@@ -29,8 +30,6 @@ def _freeze_startup_heap() -> None:
     generation (`gc.freeze`): the objects of Django, DRF and the app's modules (about 140,000
     here) are never garbage, and every full collection walked them all again. Measured in the
     API bench's server: 3.5 % of a game request's instructions (docs/performance.md, API)."""
-    from django.urls import get_resolver
-
     get_resolver().url_patterns  # noqa: B018 (imports every view module)
     gc.collect()
     gc.freeze()

@@ -17,6 +17,7 @@ from channels.security.websocket import WebsocketDenier
 from django.conf import settings
 from django.urls import re_path
 
+from casino.api.authentication import token_user
 from casino.api.origins import origin_is_this_site
 from casino.dashboard.consumers import StatsConsumer
 from casino.live.consumers import BenchConsumer, TableConsumer
@@ -27,8 +28,6 @@ _TOKEN_RE = re.compile(r"[0-9A-Za-z]{1,64}")
 @database_sync_to_async
 def _token_user(key: str) -> Any:
     """The token's active user; None for an unknown key or one that is not a token at all."""
-    from casino.api.authentication import token_user
-
     if not _TOKEN_RE.fullmatch(key):  # e.g. a NUL byte, which PostgreSQL refuses outright
         return None
     return token_user(key)

@@ -6,6 +6,7 @@ from typing import Any
 
 from django.conf import settings
 
+from casino.eventstore.models import StoredEvent, format_recorded_at
 from casino.platform.errors import ApplicationError, ConflictError
 from fairness.models import RoundProof, SeedChain, SigningKey
 from fairness.receipt import key_id, private_key_from_hex, public_key_bytes
@@ -32,7 +33,6 @@ def round_proof_get(*, round_id: str) -> RoundProof:
     proof = RoundProof.objects.filter(round_id=round_id).first()
     if proof is not None:
         return proof
-    from casino.eventstore.models import StoredEvent
 
     opened = StoredEvent.objects.filter(stream_id=round_id, version=1).first()
     if opened is None or opened.type != "RoundOpened":
@@ -56,7 +56,6 @@ def seed_chain_get(*, chain_id: str) -> dict[str, Any]:
     """A seed chain's public facts, for every chain ever made (used, in use or prepared): 404
     unknown_chain if there is none. `created_at` is written as a bundle's chain line writes it
     (YYYY-MM-DDTHH:MM:SS.ffffffZ)."""
-    from casino.eventstore.models import format_recorded_at
 
     number = chain_id.isascii() and chain_id.isdigit() and len(chain_id) <= 18  # fits a bigint
     chain = SeedChain.objects.filter(pk=int(chain_id)).first() if number else None

@@ -19,6 +19,7 @@ from django.db import IntegrityError, transaction
 from django.db.models.signals import post_migrate
 from django.utils import timezone
 
+from casino.eventstore.store import NewEvent, append
 from casino.platform import rawsql
 from casino.platform.errors import ApplicationError, ConflictError
 from fairness import ed25519
@@ -90,8 +91,6 @@ def _chain_new(*, table_id: str, length: int, status: str) -> SeedChain:
 
 def _publish_terminal(chain: SeedChain) -> None:
     """The terminal s_0 as an event, before any round can use the chain."""
-    from casino.eventstore.store import NewEvent, append
-
     append(
         stream_id=f"seedchain-{chain.pk}",
         expected_version=0,
@@ -148,7 +147,6 @@ def _prepare_if_low(table_id: str) -> SeedChain | None:
 
 def _active_chain(table_id: str) -> SeedChain:
     """The table's active chain, locked; its prepared chain becomes active if none is.
-
     Never a chain made here: a round only ever uses a chain whose terminal was published in
     an earlier transaction (with the table, or prepared before the last chain ran out), so
     its commitment could be served before the round opened. No chain at all is refused
@@ -189,7 +187,6 @@ def _active_chain(table_id: str) -> SeedChain:
 
 def seed_issue(*, table_id: str) -> IssuedSeed:
     """Hand out the next seed of the table's chain, in order (inside the caller's transaction).
-
     Refuses (409) while the previous round on the chain has not revealed its seed: that seed is
     the next commitment, so publishing it early would reveal a round still in play.
     """

@@ -24,6 +24,7 @@ from ledger.models import (
     AccountType,
     JournalEntry,
 )
+from ledger.money import format_amount
 
 
 class LedgerInvariantError(ApplicationError):
@@ -265,7 +266,6 @@ def key_reused_error(idempotency_key: str) -> ApplicationError:
 def insufficient_funds(row: LockedAccount, needed: int) -> ApplicationError:
     """A 409: the request was well formed, the balance does not allow it now (the game API
     answers the same code with the same status)."""
-    from ledger.money import format_amount
 
     return ApplicationError(
         "Insufficient funds for this operation.",

@@ -19,7 +19,7 @@ from django.db.models import Sum
 
 from casino.platform.errors import ConflictError
 from ledger import posting
-from ledger.models import AccountType, EntryKind, EscrowState, JournalEntry, Posting
+from ledger.models import Account, AccountType, EntryKind, EscrowState, JournalEntry, Posting
 
 UserRef = Any  # a user instance, or its primary key (int or the engine's str(user.pk))
 
@@ -245,7 +245,6 @@ def _round_nets(reference: str) -> dict[int, int]:
 
 def round_void_post(*, round_ref: str, idempotency_key: str) -> JournalEntry | None:
     """Void a round: one "void_reversal" entry undoes every stake, payout and fee of it.
-
     The reversal is the exact negation of the round's net postings per account, so every
     stake is refunded and every payout reversed, with a new entry. Where a player no longer
     has the winnings to give back, their available balance goes to zero and the shortfall is
@@ -298,8 +297,6 @@ def round_void_post(*, round_ref: str, idempotency_key: str) -> JournalEntry | N
 
 
 def _void_specs(escrow: posting.AccountSpec, nets: dict[int, int]) -> list[posting.AccountSpec]:
-    from ledger.models import Account
-
     specs = [escrow]
     for account in Account.objects.filter(pk__in=list(nets)):
         specs.append(

@@ -46,6 +46,7 @@ def key_digest(key: str) -> str:
 
 
 def _login_token_model() -> Any:
+    # Not at the top: DRF imports this module from its settings, maybe while models load.
     from casino.models import LoginToken
 
     return LoginToken

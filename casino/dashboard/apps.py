@@ -1,4 +1,6 @@
 from django.apps import AppConfig
+from django.conf import settings
+from django.db.models.signals import post_migrate, post_save
 
 
 class DashboardConfig(AppConfig):
@@ -8,22 +10,20 @@ class DashboardConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from casino.dashboard.hooks import after_round_commit, in_round_transaction
+        # Here, not at the top: models and the modules that use them load once apps are ready.
+        from casino.dashboard.hooks import (
+            after_round_commit,
+            in_round_transaction,
+            profile_for_new_player,
+        )
+        from casino.dashboard.roles import sync_after_migrate
         from casino.rounds import observers
 
         # The stats rows commit with the round; after commit: automatic flags, the stats ping.
         observers.add_in_transaction(in_round_transaction)
         observers.add_after_commit(after_round_commit)
-        from django.db.models.signals import post_migrate
-
-        from casino.dashboard.roles import sync_after_migrate
 
         post_migrate.connect(sync_after_migrate, sender=self, dispatch_uid="dashboard-roles")
-        from django.conf import settings
-        from django.db.models.signals import post_save
-
-        from casino.dashboard.hooks import profile_for_new_player
-
         post_save.connect(
             profile_for_new_player,
             sender=settings.AUTH_USER_MODEL,

@@ -17,8 +17,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 
+from casino.dashboard import stats
 from casino.dashboard.display import player_name, usdc
+from casino.dashboard.models import PlayerProfile
+from casino.dashboard.review import BIG_WIN, MALFUNCTION, round_flag
 from casino.engine.events import RoundSettled
 from casino.engine.state import RoundState
 from casino.eventstore.models import StoredEvent
@@ -39,8 +43,6 @@ def player_nets(settled: RoundSettled) -> dict[str, int]:
 
 def automatic_flags(state: RoundState, events: Sequence[StoredEvent]) -> list[tuple[str, str]]:
     """(reason, detail) for each automatic flag these new events call for."""
-    from casino.dashboard.review import BIG_WIN, MALFUNCTION
-
     flags: list[tuple[str, str]] = []
     types = {e.type for e in events}
     if "RoundVoided" in types and state.voided is not None and state.voided.reason == MALFUNCTION:
@@ -58,8 +60,6 @@ def automatic_flags(state: RoundState, events: Sequence[StoredEvent]) -> list[tu
 
 
 def _usernames(player_ids: list[str]) -> dict[str, str]:
-    from django.contrib.auth import get_user_model
-
     User = get_user_model()
     pks = [int(p) for p in player_ids if p.isdigit()]
     return {
@@ -70,9 +70,6 @@ def _usernames(player_ids: list[str]) -> dict[str, str]:
 
 def after_round_commit(round_id: str, state: RoundState, events: Sequence[StoredEvent]) -> None:
     """The publisher: flag what needs a reviewer, then ping the stats group."""
-    from casino.dashboard import stats
-    from casino.dashboard.review import round_flag
-
     for reason, detail in automatic_flags(state, events):
         round_flag(round_id=round_id, reason=reason, detail=detail)
     if _stats_moved(state, events):
@@ -84,7 +81,6 @@ def profile_for_new_player(sender: Any, instance: Any, created: bool, **kwargs: 
     "Player profiles" lists every player, not only those who once set a display name."""
     if not created or kwargs.get("raw") or instance.is_staff:
         return
-    from casino.dashboard.models import PlayerProfile
 
     PlayerProfile.objects.get_or_create(user_id=instance.pk)
 
@@ -95,8 +91,6 @@ def _stats_moved(state: RoundState, events: Sequence[StoredEvent]) -> bool:
 
 def in_round_transaction(round_id: str, state: RoundState, events: Sequence[StoredEvent]) -> None:
     """Inside the command's transaction: make the round's stats rows what its state implies."""
-    from casino.dashboard import stats
-
     if not _stats_moved(state, events):
         return
     # In a savepoint: a failing stats write is logged and undone on its own (`rebuild_stats`

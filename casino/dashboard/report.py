@@ -41,7 +41,7 @@ from django.utils.html import escape
 
 from casino.dashboard.display import usdc, usdc_number
 from casino.engine.rules import RULESETS
-from casino.models import Round, RoundStatus
+from casino.models import Round, RoundStatus, Table
 
 # Theoretical RTP per banked rule set, in percent. atlantic_city: the seed's advertised 99.51%.
 # classic and duel_classic: `manage.py simulate`, 1,000,000 rounds, basic strategy (docs/rules.md,
@@ -263,8 +263,6 @@ class Report:
 
 def build(*, since: date, until: date) -> Report:
     """The whole report from one pass over the rounds."""
-    from casino.models import Table
-
     cells = _cells(since=since, until=until)
     by_table = _rows_by(cells, lambda c: (c.table_id,), "table_id")
     names = dict(

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.apps import apps as live_apps
+
 REVIEWER, MANAGER, AUDITOR = "reviewer", "manager", "auditor"
 ROLES = (REVIEWER, MANAGER, AUDITOR)
 VIEW_APPS = ("casino", "eventstore", "ledger", "fairness", "dashboard")
@@ -50,6 +52,4 @@ def sync_role_groups(apps: Any) -> None:
 
 def sync_after_migrate(sender: Any, **kwargs: Any) -> None:
     """post_migrate receiver: keep the groups in step with the installed models."""
-    from django.apps import apps as live_apps
-
     sync_role_groups(kwargs.get("apps") or live_apps)

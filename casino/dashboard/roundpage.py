@@ -15,13 +15,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.contrib.auth.models import Permission
 from django.db.models import Q
 
 from casino.dashboard.display import hand_label, player_name
 from casino.engine.state import RoundState
 from casino.engine.views import Viewer, view
 from casino.eventstore.models import StoredEvent
+from casino.models import Round, RoundStatus
 from casino.rounds.audit import audit_round
+from casino.rounds.stream import round_load
 from ledger.models import JournalEntry
 from ledger.rounds import round_reference
 
@@ -73,7 +76,6 @@ def badges(round_id: str, state: RoundState | None) -> list[Badge]:
 def hole_card_granted(user: Any) -> bool:
     """`casino.view_hole_card` given to this user or one of their groups by name (a superuser's
     blanket permissions do not count: no staff page shows a hidden card by default)."""
-    from django.contrib.auth.models import Permission
 
     if user is None or not getattr(user, "is_active", False) or user.pk is None:
         return False
@@ -128,12 +130,9 @@ def _has_card(value: Any) -> bool:
 
 def staff_event_data(events: Sequence[StoredEvent], user: Any) -> dict[int, Any]:
     """Each event's data (by position) with the cards `user` may not see yet masked.
-
     A round's events are masked as its review page's timeline is: through the staff `view` of
     the round's current state. Only streams with a card whose round has not ended are loaded.
     """
-    from casino.models import Round, RoundStatus
-    from casino.rounds.stream import round_load
 
     out = {e.pk: e.data for e in events}
     with_cards = {e.stream_id for e in events if _has_card(e.data)}

@@ -17,8 +17,11 @@ from django.db.models import Count, Max, Q, Sum
 
 from casino.dashboard.models import PlayerProfile, StatsContribution
 from casino.engine.state import RoundState
+from casino.eventstore.models import StoredEvent
+from casino.models import Round, RoundStatus
 from casino.platform import layersend, rawsql
 from casino.rounds.projections import player_money
+from casino.rounds.stream import round_load
 
 logger = logging.getLogger(__name__)
 STATS_GROUP = "public-stats"
@@ -99,9 +102,6 @@ def _key(row: StatsContribution) -> tuple[Any, ...]:
 
 def rebuild(*, write: bool = True) -> dict[str, Any]:
     """Recompute every contribution from the events; report differences from the live rows."""
-    from casino.eventstore.models import StoredEvent
-    from casino.rounds.stream import round_load
-
     expected: list[StatsContribution] = []
     stream_ids = StoredEvent.objects.filter(type="RoundOpened").values_list("stream_id", flat=True)
     for round_id in stream_ids:
@@ -185,8 +185,6 @@ def biggest_wins(*, limit: int = 10) -> list[dict[str, Any]]:
 
 def table_stats() -> list[dict[str, Any]]:
     """Per table: rounds, handle, players' net, last round; plus rounds open right now."""
-    from casino.models import Round, RoundStatus
-
     open_rounds = dict(
         Round.objects.filter(status=RoundStatus.OPEN)
         .values("table_id")

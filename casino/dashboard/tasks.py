@@ -14,13 +14,13 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
+from casino.dashboard.review import AUDIT_FAILURE, round_flag
+from casino.models import Round, RoundStatus
+from casino.rounds.audit import audit
+
 
 def audit_recent(*, minutes: int | None = None, limit: int = 2000) -> dict[str, Any]:
     """Audit rounds finished in the last `minutes`; flag each failure. Returns the counts."""
-    from casino.dashboard.review import AUDIT_FAILURE, round_flag
-    from casino.models import Round, RoundStatus
-    from casino.rounds.audit import audit
-
     window = minutes if minutes is not None else settings.REVIEW_AUDIT_WINDOW_MINUTES
     since = timezone.now() - timedelta(minutes=window)
     round_ids = list(

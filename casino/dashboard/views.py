@@ -11,6 +11,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth.models import Group, Permission
 from django.core.exceptions import BadRequest, PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect
@@ -66,8 +67,6 @@ ADMIN_PAGE_ACTIONS = {"add": "add", "delete": "delete", "changelist": "view", "c
 
 def roles_granting(permission: str) -> list[str]:
     """The staff roles (groups) holding `permission`, then "superuser" (who holds every one)."""
-    from django.contrib.auth.models import Group
-
     app_label, _, codename = permission.partition(".")
     groups = Group.objects.filter(
         name__in=ROLES,
@@ -91,8 +90,6 @@ def permission_denied(request: HttpRequest, exception: Exception | None = None) 
     roles = roles_granting(permission) if permission else ["superuser"]
     label = ""
     if permission:
-        from django.contrib.auth.models import Permission
-
         app_label, _, codename = permission.partition(".")
         found = Permission.objects.filter(
             content_type__app_label=app_label, codename=codename

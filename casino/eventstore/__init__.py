@@ -9,6 +9,7 @@ and the `StoredEvent` model.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 _EXPORTS = {
@@ -32,6 +33,5 @@ def __getattr__(name: str) -> Any:
     # Lazy: this package is a Django app, so its models cannot load at import time.
     if name not in _EXPORTS:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
 
     return getattr(importlib.import_module(_EXPORTS[name]), name)

@@ -28,8 +28,10 @@ from django.db import connections
 
 from casino.engine.audit import reenact
 from casino.engine.events import RoundOpened
+from casino.eventstore.integrity import verify_stream
 from casino.eventstore.models import StoredEvent, format_recorded_at
 from casino.eventstore.rows import decode_json_page
+from casino.eventstore.store import load, load_bundle_events, load_many
 from casino.models import Round, RoundStatus
 from casino.rounds.money import recorded_nets_many, round_legs_problems
 from fairness.bundle import BUNDLE_FORMAT, chain_line
@@ -97,7 +99,6 @@ class Proof(NamedTuple):
 
 def _proofs_read(round_ids: Sequence[str]) -> tuple[dict[str, Proof], bool]:
     """The chunk's proofs (receipts decoded in one call), and whether no receipt holds a float.
-
     The receipt column is read as text on both databases (jsonb as ::text on PostgreSQL), so a
     float, which the signer never writes, is noticed and the canonical JSON of the receipts
     then takes its general path.
@@ -132,7 +133,6 @@ def _proofs(round_ids: Sequence[str]) -> dict[str, Proof]:
 
 def bundle_events(stored: Sequence[StoredEvent]) -> list[dict[str, Any]]:
     """Events as a verifier reads them: the hashed body exactly as stored, plus its hash.
-
     (The body of `StoredEvent.stored_body`, with recorded_at formatted once per append.)
     """
     times: dict[datetime, str] = {}
@@ -173,8 +173,6 @@ def _line(proof: Proof, stored: Sequence[StoredEvent]) -> dict[str, Any]:
 
 def bundle_line(round_id: str) -> dict[str, Any] | None:
     """The verifier's line for a finished round: its signed receipt and its events as stored now."""
-    from casino.eventstore.store import load
-
     proof = _proofs([round_id]).get(round_id)
     if proof is None:
         return None
@@ -183,8 +181,6 @@ def bundle_line(round_id: str) -> dict[str, Any] | None:
 
 def export_lines(round_ids: Sequence[str]) -> Iterator[str]:
     """JSON Lines text of every finished round among `round_ids` (canonical JSON per line)."""
-    from casino.eventstore.store import load_many
-
     for start in range(0, len(round_ids), AUDIT_CHUNK):
         chunk = round_ids[start : start + AUDIT_CHUNK]
         streams = load_many(chunk)
@@ -335,8 +331,6 @@ def _audit_one(
     if not any(stored["type"] in _ENDS for stored in events_read):
         # A round still in play: its choices so far, decided anew on the recorded cards
         # (its seed is secret until it ends), and its hash chain.
-        from casino.eventstore.integrity import verify_stream
-        from casino.eventstore.store import load
 
         report.problems.extend(
             [undecoded] if undecoded else (f"rules: {p}" for p in reenact(events))
@@ -450,7 +444,6 @@ def _audit_chunk(
     total: int,
 ) -> None:
     """One chunk: a handful of queries, then each round's checks."""
-    from casino.eventstore.store import load_bundle_events
 
     read = load_bundle_events(chunk)
     proofs, receipts_float_free = _proofs_read(chunk)

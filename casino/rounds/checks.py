@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from casino.eventstore.models import StoredEvent
+from casino.rounds.money import round_legs_problems
+from casino.rounds.stream import round_load, stored_to_event
 from ledger.reconcile import Problem, Progress, register_check
 
 PROGRESS_EVERY = 100  # rounds between two progress reports (and one after the last)
@@ -11,9 +13,6 @@ PROGRESS_EVERY = 100  # rounds between two progress reports (and one after the l
 @register_check("round_legs", progress=True)
 def check_round_legs(*, progress: Progress | None = None) -> list[Problem]:
     """Every round's ledger postings net exactly what its events imply, per account."""
-    from casino.rounds.money import round_legs_problems
-    from casino.rounds.stream import round_load, stored_to_event
-
     problems: list[Problem] = []
     stream_ids = StoredEvent.objects.filter(type="RoundOpened").values_list("stream_id", flat=True)
     total = stream_ids.count() if progress is not None else 0

@@ -27,6 +27,7 @@ from django.conf import settings
 
 logger = logging.getLogger(__name__)
 
+
 def _schedule_nudge(round_id: str, deadline_ms: int) -> None:
     """Ask a worker to apply the deadline when it passes (a lost nudge is caught by the sweep)."""
     if settings.CELERY_TASK_ALWAYS_EAGER:

@@ -18,6 +18,7 @@ from casino.engine.state import SETTLED, VOIDED, RoundState
 from casino.eventstore.models import StoredEvent
 from casino.models import Round, RoundPlayer, RoundStatus, Table
 from casino.platform import rawsql
+from casino.rounds.stream import round_load
 
 OUTCOME_MAX = 200
 
@@ -244,8 +245,6 @@ def _snapshot(round_id: str) -> dict[str, Any] | None:
 
 def rebuild_round(round_id: str, *, write: bool = True) -> list[str]:
     """Refold one round from its events; return how the live projection differed (if at all)."""
-    from casino.rounds.stream import round_load
-
     stored, state = round_load(round_id=round_id)
     if state is None:
         return [f"{round_id}: no events"]

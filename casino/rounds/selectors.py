@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from casino.models import RoundPlayer, RoundStatus
+from django.db.models import Q
+
+from casino.engine.views import Viewer, view
+from casino.models import Round, RoundPlayer, RoundStatus, Table, TableStatus
+from casino.rounds.stream import round_state_for
 
 
 def player_has_round_in_progress(user: Any) -> bool:
@@ -14,8 +18,6 @@ def player_has_round_in_progress(user: Any) -> bool:
 
 def viewer_for(user: Any, state: Any) -> Any:
     """The engine viewer a user gets for a round: own view, staff view, or the public one."""
-    from casino.engine.views import Viewer
-
     if user is not None and user.is_authenticated:
         player_id = str(user.pk)
         if any(p.player_id == player_id for p in state.opened.participants):
@@ -27,9 +29,6 @@ def viewer_for(user: Any, state: Any) -> Any:
 
 def round_view_for(*, user: Any, round_id: str, state: Any = None) -> dict[str, Any]:
     """`view(state, viewer)` of a round for `user` (the only way round data reaches a client)."""
-    from casino.engine.views import view
-    from casino.rounds.stream import round_state_for
-
     if state is None:
         state = round_state_for(round_id=round_id)
     return view(state, viewer_for(user, state))
@@ -37,9 +36,6 @@ def round_view_for(*, user: Any, round_id: str, state: Any = None) -> dict[str, 
 
 def tables_list(*, user: Any, ruleset: str | None = None) -> list[Any]:
     """Open shared tables plus the user's own personal tables, with seats and the open round."""
-    from django.db.models import Q
-
-    from casino.models import Table, TableStatus
 
     tables = Table.objects.filter(status=TableStatus.OPEN).filter(
         Q(owner=None) | Q(owner_id=user.pk)
@@ -50,8 +46,6 @@ def tables_list(*, user: Any, ruleset: str | None = None) -> list[Any]:
 
 
 def table_open_round_id(*, table: Any) -> str | None:
-    from casino.models import Round
-
     return (
         Round.objects.filter(table=table, status=RoundStatus.OPEN)
         .order_by("-opened_at")
@@ -62,8 +56,6 @@ def table_open_round_id(*, table: Any) -> str | None:
 
 def player_rounds(*, user: Any, limit: int = 20, status: str | None = None) -> list[Any]:
     """The player's own rounds, newest first (game recall)."""
-    from casino.models import Round
-
     rounds = Round.objects.filter(players__user_id=user.pk)
     if status:
         rounds = rounds.filter(status=status)
@@ -79,9 +71,6 @@ def player_rounds_page(
     strictly after it, so rounds added meanwhile (newer, hence before it) neither repeat nor
     shift anything. Returns the rounds and whether more follow.
     """
-    from django.db.models import Q
-
-    from casino.models import Round
 
     rounds = Round.objects.filter(players__user_id=user.pk)
     if status:

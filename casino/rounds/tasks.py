@@ -14,6 +14,10 @@ from typing import Any
 from celery import shared_task
 from django.db import connection
 
+from casino.models import Round, RoundStatus
+from casino.platform.errors import ApplicationError
+from casino.rounds.services import round_timeout
+
 logger = logging.getLogger(__name__)
 
 
@@ -28,9 +32,6 @@ def ping() -> dict[str, Any]:
 @shared_task(name="casino.round_nudge", acks_late=True)
 def round_nudge(*, round_id: str, deadline_ms: int) -> str:
     """Apply a round's expired deadline. An early, late or repeated nudge is harmless."""
-    from casino.platform.errors import ApplicationError
-    from casino.rounds.services import round_timeout
-
     try:
         result = round_timeout(round_id=round_id)
     except ApplicationError as error:
@@ -42,8 +43,6 @@ def round_nudge(*, round_id: str, deadline_ms: int) -> str:
 @shared_task(name="casino.sweep_deadlines")
 def sweep_deadlines(limit: int = 500) -> int:
     """Nudge every open round whose deadline has passed (catches lost nudges). Returns the count."""
-    from casino.models import Round, RoundStatus
-
     now_ms = int(time.time() * 1000)
     due = list(
         Round.objects.filter(status=RoundStatus.OPEN, deadline_ms__lte=now_ms)

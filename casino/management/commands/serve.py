@@ -38,7 +38,7 @@ def skip_form_parsing() -> None:
     forms itself. Twisted's own switch for this (`parsePOSTFormSubmission`) is set on each
     request daphne creates.
     """
-    from daphne.http_protocol import WebRequest
+    from daphne.http_protocol import WebRequest  # Twisted loads only when serving
 
     if getattr(WebRequest, "_casino_form_parsing_off", False):
         return
@@ -113,7 +113,7 @@ class Command(BaseCommand):
         sys.exit(self._supervise(host, port, workers))
 
     def _daphne(self, where: list[str]) -> None:
-        from daphne.cli import CommandLineInterface
+        from daphne.cli import CommandLineInterface  # Twisted loads only when serving
 
         skip_form_parsing()
         CommandLineInterface().run([*where, "--proxy-headers", "casino.asgi:application"])
