@@ -1,81 +1,45 @@
 """Hot-path single-row reads and inserts as raw statements, each built once per shape.
 
-The ORM compiles every query anew: about 0.2-0.4 ms of CPU per statement here, a tenth of a
-game request's server time (docs/performance.md, API). `first` builds the SELECT of a
-model's concrete columns once, keeps it with the columns' converters (the backend's and each
-field's, as the ORM's compiler finds them: JSON, datetimes), and turns the row into a model
-instance with `Model.from_db`, as the ORM does (`Model.objects.raw` re-resolved the columns
-and their converters on every call: a fifth of a game request's CPU went to reading rows);
+The ORM compiles every query anew, and on the hot path that compilation was a large part of a
+game request's server time. `first` builds the SELECT of a model's concrete columns once,
+keeps it with the columns' converters (the backend's and each field's, as the ORM's compiler
+finds them: JSON, datetimes), and turns the row into a model instance as `Model.from_db`
+does (`Model.objects.raw` re-resolved the columns and their converters on every call);
 `insert` writes new rows with each field's own preparation, as `save()` does.
 
-`query` runs a statement on a raw cursor kept on the connection, where Django would create
-a cursor and its wrapper for every statement (66 against 20 µs of CPU for a one-row SELECT
-on PostgreSQL here, on a hot path of about 15 statements a request). It keeps what the
-wrapper does that matters: database errors become Django's (`wrap_database_errors`, which
-also marks a broken connection for closing), a transaction already marked for rollback
-refuses the statement, and wherever queries are logged (DEBUG, `CaptureQueriesContext`) or
-an execute wrapper is installed, the statement goes through Django's own cursor instead, so
-query counts and logs see every statement.
+`query` runs a statement on a raw cursor kept on the connection, where Django would create a
+cursor and its wrapper for every statement. It keeps what the wrapper does that matters:
+database errors become Django's (`wrap_database_errors`, which also marks a broken connection
+for closing), a transaction already marked for rollback refuses the statement, and wherever
+queries are logged (DEBUG, `CaptureQueriesContext`) or an execute wrapper is installed, the
+statement goes through Django's own cursor instead, so query counts and logs see every
+statement. On PostgreSQL, with the psycopg versions it was checked against, a statement
+skips the cursor too and goes straight through libpq (see `_pg_run`;
+docs/decisions/rawsql-libpq.md says what it saves and when to delete it).
 """
 
 from __future__ import annotations
 
 import re
-from asyncio import _get_running_loop
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import psycopg
-from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, connection, connections
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Model
 from django.db.models.base import ModelState
 from django.db.models.signals import post_init, pre_init
-from django.utils.functional import empty
 
 M = TypeVar("M", bound=Model)
 R = TypeVar("R")
 
 
-def _wrapper(using: str) -> BaseDatabaseWrapper:
-    """`connections[using]`, read straight from Django's thread-local storage in a thread
-    with no running event loop (every statement here runs in one). Django keeps the wrappers
-    in an asgiref `Local(thread_critical=True)`, which outside an event loop is a plain
-    `threading.local`; but every `connections[alias]` first asks asyncio for the running
-    loop, and the RuntimeError it raises outside one made a lookup about 10,800 instructions
-    (callgrind), some twenty a game request here. In an event loop's thread, before a
-    wrapper exists, or if Django's storage is not what it was, it is `connections[using]`
-    (tests/casino/test_rawsql.py checks that both give the same wrapper)."""
-    if _get_running_loop() is None:
-        handler: Any = connections
-        try:
-            found = getattr(handler._connections._storage, using, None)
-        except AttributeError:  # not asgiref's thread-critical Local any more
-            found = None
-        if found is not None:
-            return cast(BaseDatabaseWrapper, found)
-    return connections[using]
-
-
-def _queries_logged(db: BaseDatabaseWrapper) -> bool:
-    """`db.queries_logged` (force_debug_cursor or settings.DEBUG), reading DEBUG from the
-    settings object itself: through the lazy `settings` proxy every read also looked up
-    `_mask_wrapped` on the value and built and dropped an AttributeError (about 2,000
-    instructions, once a statement). `override_settings` swaps that object, so it is seen."""
-    if db.force_debug_cursor:
-        return True
-    wrapped = cast(Any, settings)._wrapped
-    if wrapped is empty:  # not configured yet: the proxy sets itself up
-        return bool(settings.DEBUG)
-    return bool(wrapped.DEBUG)
-
-
 def _open_connection(db: BaseDatabaseWrapper) -> Any:
     """The wrapper's raw connection (opened first, as Django's cursor opens it), or None where
     Django's own cursor must run: queries logged, or an execute wrapper installed."""
-    if _queries_logged(db) or db.execute_wrappers:
+    if db.queries_logged or db.execute_wrappers:
         return None
     raw = db.connection
     if raw is None:
@@ -102,8 +66,20 @@ def query(
 ) -> R:
     """Run one statement on database `using` and return `fetch(cursor)` (see the module).
     `prepare`: on PostgreSQL, prepare it on its first run on a connection (not only from the
-    connection's `prepare_threshold`-th), even where that threshold is None."""
-    db = _wrapper(using)
+    connection's `prepare_threshold`-th), as psycopg's `execute(..., prepare=True)` does; a
+    connection whose threshold is None prepares nothing."""
+    return _run(connections[using], sql, params, fetch, prepare)
+
+
+def _run(
+    db: BaseDatabaseWrapper,
+    sql: str,
+    params: Sequence[Any],
+    fetch: Callable[[Any], R],
+    prepare: bool = False,
+) -> R:
+    """`query` on the wrapper `db` (looked up once by each public function: a lookup in
+    Django's connection handler is not free, and one call here runs several statements)."""
     raw = _open_connection(db)
     if raw is None:
         with db.cursor() as wrapped:
@@ -111,10 +87,14 @@ def query(
             return fetch(wrapped)
     db.validate_no_broken_transaction()
     with db.wrap_database_errors:
-        if db.vendor == "postgresql":  # no cursor at all (each request's wrapper is new)
-            result = _pg_run(raw, sql, params, prepare)
-            if result is not None:
-                return fetch(result)
+        if db.vendor == "postgresql":
+            if LIBPQ_PATH:  # no cursor at all (each request's wrapper is new)
+                result = _pg_run(raw, sql, params, prepare)
+                if result is not None:
+                    return fetch(result)
+            cursor = _kept_cursor(db, raw)
+            cursor.execute(sql, params, prepare=True if prepare else None)
+            return fetch(cursor)
         cursor = _kept_cursor(db, raw)
         cursor.execute(sql, params)
         return fetch(cursor)
@@ -122,19 +102,36 @@ def query(
 
 # PostgreSQL: one statement straight through libpq, without psycopg's cursor machinery.
 #
-# psycopg's cursor spends about 0.15 M instructions of Python on each execute (its query
-# conversion, its prepared-statement bookkeeping, its generator-driven I/O; callgrind, bench
-# apicost): a tenth of a game request over its ten-odd statements. The same work, done by
-# the same pieces, is cheaper in a straight line: the statement's %s placeholders become $n
-# once per text; psycopg's own Transformer (its C implementation) dumps the parameters with
-# the connection's adapters and loads the rows with its loaders (Django's included), exactly
-# as the cursor would; libpq sends the statement with PQexecParams, or with PQexecPrepared
-# from its `prepare_threshold`-th run on the connection (the connection's own setting: None,
-# behind a transaction-mode pooler, prepares nothing), and blocks in C without the GIL. An
-# error result raises psycopg's own exception for it (Django's wrapper turns it into
-# Django's), and a transaction starts as psycopg starts it (BEGIN before the first statement
-# when autocommit is off). Statements this path cannot take (placeholders other than %s, a
-# mapping of parameters) take the cursor's.
+# psycopg's cursor spends much of a statement's client-side work in Python (its query
+# conversion, its prepared-statement bookkeeping, its generator-driven I/O). The same work,
+# done by the same pieces, is cheaper in a straight line: the statement's %s placeholders
+# become $n once per text; psycopg's own Transformer (its C implementation) dumps the
+# parameters with the connection's adapters and loads the rows with its loaders (Django's
+# included), exactly as the cursor would; libpq sends the statement with PQexecParams, or with
+# PQexecPrepared from its `prepare_threshold`-th run on the connection (the connection's own
+# setting: None, behind a transaction-mode pooler, prepares nothing), and blocks in C without
+# the GIL. An error result raises psycopg's own exception for it (Django's wrapper turns it
+# into Django's), and a transaction starts as psycopg starts it (BEGIN before the first
+# statement when autocommit is off). Statements this path cannot take (placeholders other
+# than %s, a mapping of parameters, a pipeline open) take the cursor's.
+#
+# It leans on psycopg's private parts (`_PgState`, `_pg_run`: the connection's `_prepared`
+# manager with its `clear`, `_to_flush` and `maintain_gen`, its `_pipeline` and
+# `_get_tx_start_command`), so it runs only on the psycopg versions it was checked against
+# (`PSYCOPG_CHECKED`; requirements.txt pins one of them): on any other, every statement takes the
+# kept cursor and psycopg's public `execute(..., prepare=...)`.
+# tests/casino/test_rawsql_postgres.py fails when the installed psycopg leaves that range or
+# those parts stop behaving as assumed, and runs the same statements with the path off.
+
+PSYCOPG_CHECKED = "3.3"  # the psycopg release series the libpq path was checked against
+
+
+def libpq_path_checked(version: str) -> bool:
+    """Whether psycopg `version` ("3.3.9") is of the series the libpq path was checked on."""
+    return version.split(".")[:2] == PSYCOPG_CHECKED.split(".")
+
+
+LIBPQ_PATH = libpq_path_checked(psycopg.__version__)
 
 _PG_MAX_PREPARED = 200  # per connection; beyond it statements run unprepared
 _IDLE = psycopg.pq.TransactionStatus.IDLE
@@ -249,9 +246,13 @@ def _pg_run(conn: Any, sql: str, params: Sequence[Any], prepare: bool) -> _PgRes
     key = (sql, types)
     name = state.prepared.get(key)
     if name is None:
-        threshold = 0 if prepare else conn.prepare_threshold
+        threshold = conn.prepare_threshold
         runs = state.runs[key] = state.runs.get(key, 0) + 1
-        if threshold is not None and runs > threshold and len(state.prepared) < _PG_MAX_PREPARED:
+        if (
+            threshold is not None
+            and (prepare or runs > threshold)
+            and len(state.prepared) < _PG_MAX_PREPARED
+        ):
             name = b"_rawsql_%d" % state.named
             state.named += 1
             prepared = pgconn.prepare(name, text, types)
@@ -280,7 +281,7 @@ def _pg_run(conn: Any, sql: str, params: Sequence[Any], prepare: bool) -> _PgRes
 
 def execute(sql: str, params: Sequence[Any], *, using: str = DEFAULT_DB_ALIAS) -> int:
     """Run one statement (see `query`); its row count."""
-    return query(sql, params, _rowcount, using=using)
+    return _run(connections[using], sql, params, _rowcount)
 
 
 def later(sql: str, params: Sequence[Any], *, using: str = DEFAULT_DB_ALIAS) -> None:
@@ -291,7 +292,7 @@ def later(sql: str, params: Sequence[Any], *, using: str = DEFAULT_DB_ALIAS) -> 
     different rows. Whoever queues must make sure a flush follows inside the same
     transaction, and `discard_queued` on the way out of one that fails (see the round
     service)."""
-    _wrapper(using).__dict__.setdefault("_rawsql_later", []).append((sql, list(params)))
+    connections[using].__dict__.setdefault("_rawsql_later", []).append((sql, list(params)))
 
 
 class _Collected:
@@ -315,7 +316,7 @@ def later_collect(
     is sent, `build(that dict)` gives the statement and its parameters (None: nothing to
     send). Two `later` writes to the same row in one statement would lose one of them; one
     collected write per key cannot."""
-    queue = _wrapper(using).__dict__.setdefault("_rawsql_later", [])
+    queue = connections[using].__dict__.setdefault("_rawsql_later", [])
     for entry in queue:
         if isinstance(entry, _Collected) and entry.key == key:
             return entry.items
@@ -339,36 +340,36 @@ def _take_queued(db: Any) -> list[tuple[str, list[Any]]]:
 
 def execute_with_queued(sql: str, params: Sequence[Any], *, using: str = DEFAULT_DB_ALIAS) -> int:
     """`execute` a write together with the writes `later` queued; its own row count."""
-    db = _wrapper(using)
-    return _execute_with(_take_queued(db), sql, params, db, using)
+    db = connections[using]
+    return _execute_with(_take_queued(db), sql, params, db)
 
 
 def _execute_with(
-    queued: list[tuple[str, list[Any]]], sql: str, params: Sequence[Any], db: Any, using: str
+    queued: list[tuple[str, list[Any]]], sql: str, params: Sequence[Any], db: Any
 ) -> int:
     if not queued:
-        return execute(sql, params, using=using)
+        return _run(db, sql, params, _rowcount)
     if db.vendor != "postgresql":
         for statement, values in queued:
-            execute(statement, values, using=using)
-        return execute(sql, params, using=using)
+            _run(db, statement, values, _rowcount)
+        return _run(db, sql, params, _rowcount)
     withs = ", ".join(f"q{i} AS ({statement})" for i, (statement, _) in enumerate(queued))
     values = [value for _, queued_values in queued for value in queued_values]
-    return execute(f"WITH {withs} {sql}", [*values, *params], using=using)
+    return _run(db, f"WITH {withs} {sql}", [*values, *params], _rowcount)
 
 
 def flush(*, using: str = DEFAULT_DB_ALIAS) -> None:
     """Send whatever `later` queued on this connection (on PostgreSQL as one statement)."""
-    db = _wrapper(using)
+    db = connections[using]
     queued = _take_queued(db)
     if queued:
         last, values = queued.pop()
-        _execute_with(queued, last, values, db, using)
+        _execute_with(queued, last, values, db)
 
 
 def discard_queued(*, using: str = DEFAULT_DB_ALIAS) -> None:
     """Forget the queued writes (their transaction is rolling back)."""
-    _wrapper(using).__dict__.pop("_rawsql_later", None)
+    connections[using].__dict__.pop("_rawsql_later", None)
 
 
 @contextmanager
@@ -379,26 +380,26 @@ def savepoint(*, using: str = DEFAULT_DB_ALIAS) -> Iterator[None]:
     transaction is usable again (also after a failed statement on PostgreSQL); an exception
     propagates. Two statements on the fast path, where a nested `atomic()` also ran Django's
     savepoint bookkeeping and cursor."""
-    db = _wrapper(using)
+    db = connections[using]
     if not db.in_atomic_block:
         raise RuntimeError("rawsql.savepoint runs inside a transaction (atomic block)")
-    execute("SAVEPOINT rawsql_savepoint", [], using=using)
+    _run(db, "SAVEPOINT rawsql_savepoint", [], _rowcount)
     try:
         yield
     except BaseException:
-        _back_to_savepoint(db, using)
+        _back_to_savepoint(db)
         raise
     if db.needs_rollback:  # an ORM write failed inside and its error was caught there
-        _back_to_savepoint(db, using)
+        _back_to_savepoint(db)
         return
-    execute("RELEASE SAVEPOINT rawsql_savepoint", [], using=using)
+    _run(db, "RELEASE SAVEPOINT rawsql_savepoint", [], _rowcount)
 
 
-def _back_to_savepoint(db: BaseDatabaseWrapper, using: str) -> None:
+def _back_to_savepoint(db: BaseDatabaseWrapper) -> None:
     db.needs_rollback = False  # as Django's Atomic does: the savepoint makes it usable again
     try:
-        execute("ROLLBACK TO SAVEPOINT rawsql_savepoint", [], using=using)
-        execute("RELEASE SAVEPOINT rawsql_savepoint", [], using=using)
+        _run(db, "ROLLBACK TO SAVEPOINT rawsql_savepoint", [], _rowcount)
+        _run(db, "RELEASE SAVEPOINT rawsql_savepoint", [], _rowcount)
     except BaseException:
         db.needs_rollback = True
         raise
@@ -444,16 +445,22 @@ def select_one_sql(
     `where` and `order_by` name database columns and use %s placeholders. FOR UPDATE is
     added where the backend has row locks (not on SQLite, whose writers are serialized).
     """
-    key = (model, where, order_by, lock, connection.vendor)
+    return _select_one_sql(model, where, order_by, lock, connections[DEFAULT_DB_ALIAS])
+
+
+def _select_one_sql(
+    model: type[Model], where: str, order_by: str, lock: bool, db: BaseDatabaseWrapper
+) -> str:
+    key = (model, where, order_by, lock, db.vendor)
     sql = _SQL.get(key)
     if sql is None:
-        qn = connection.ops.quote_name
+        qn = db.ops.quote_name
         columns = ", ".join(qn(f.column) for f in model._meta.concrete_fields)
         sql = f"SELECT {columns} FROM {qn(model._meta.db_table)} WHERE {where}"
         if order_by:
             sql += f" ORDER BY {order_by}"
         sql += " LIMIT 1"
-        if lock and connection.features.has_select_for_update:
+        if lock and db.features.has_select_for_update:
             sql += " FOR UPDATE"
         _SQL[key] = sql
     return sql
@@ -468,12 +475,12 @@ def first(
     lock: bool = False,
 ) -> M | None:
     """The first `model` row matching `where` (see `select_one_sql`), or None."""
-    return instance(
-        model, fetch_one(select_one_sql(model, where, order_by=order_by, lock=lock), params)
-    )
+    db = connections[DEFAULT_DB_ALIAS]
+    sql = _select_one_sql(model, where, order_by, lock, db)
+    return _instance(model, _run(db, sql, params, _one), db)
 
 
-_UPDATES: dict[tuple[type[Model], str, str], str] = {}
+_UPDATES: dict[tuple[type[Model], str, str, str], str] = {}
 
 
 def update_one(model: type[M], assignments: str, where: str, params: Sequence[Any]) -> M | None:
@@ -481,21 +488,22 @@ def update_one(model: type[M], assignments: str, where: str, params: Sequence[An
     instance (None: no row matched, nothing changed). For a row that `where` picks out
     alone: a lock, a check and a write in one statement. Columns and %s as in `first`;
     PostgreSQL and SQLite (3.35+) both return the updated row."""
-    key = (model, assignments, where)
+    db = connections[DEFAULT_DB_ALIAS]
+    key = (model, assignments, where, db.vendor)
     sql = _UPDATES.get(key)
     if sql is None:
-        qn = connection.ops.quote_name
+        qn = db.ops.quote_name
         columns = ", ".join(qn(f.column) for f in model._meta.concrete_fields)
         table = qn(model._meta.db_table)
         sql = _UPDATES[key] = f"UPDATE {table} SET {assignments} WHERE {where} RETURNING {columns}"
-    return instance(model, fetch_one(sql, params))
+    return _instance(model, _run(db, sql, params, _one), db)
 
 
 def fetch_one(
     sql: str, params: Sequence[Any], *, using: str = DEFAULT_DB_ALIAS
 ) -> tuple[Any, ...] | None:
     """The first row of a raw statement on database `using`, or None."""
-    return query(sql, params, _one, using=using)
+    return _run(connections[using], sql, params, _one)
 
 
 def instance(
@@ -505,7 +513,13 @@ def instance(
     columns in field order (None for None), converted as the ORM converts them."""
     if row is None:
         return None
-    db = _wrapper(using)
+    return _instance(model, row, connections[using])
+
+
+def _instance(model: type[M], row: Sequence[Any] | None, db: BaseDatabaseWrapper) -> M | None:
+    if row is None:
+        return None
+    using = db.alias
     attnames, converting = _reader(model, db)
     values = list(row[: len(attnames)])
     for i, converters, column in converting:
@@ -540,16 +554,21 @@ def _plain_init(model: type[Model]) -> bool:
 
 _PLAIN: dict[type[Model], bool] = {}
 
-_INSERTS: dict[tuple[type[Model], tuple[str, ...], int, str, bool], str] = {}
+_INSERTS: dict[tuple[type[Model], tuple[str, ...], int, str, bool, str], str] = {}
 
 
 def _insert_sql(
-    model: type[Model], fields: Sequence[Any], rows: int, returning: str, ignore_conflicts: bool
+    model: type[Model],
+    fields: Sequence[Any],
+    rows: int,
+    returning: str,
+    ignore_conflicts: bool,
+    db: BaseDatabaseWrapper,
 ) -> str:
-    key = (model, tuple(f.attname for f in fields), rows, returning, ignore_conflicts)
+    key = (model, tuple(f.attname for f in fields), rows, returning, ignore_conflicts, db.vendor)
     sql = _INSERTS.get(key)
     if sql is None:
-        qn = connection.ops.quote_name
+        qn = db.ops.quote_name
         columns = ", ".join(qn(f.column) for f in fields)
         marks = "(" + ", ".join(["%s"] * len(fields)) + ")"
         sql = f"INSERT INTO {qn(model._meta.db_table)} ({columns}) VALUES "
@@ -579,7 +598,7 @@ def insert_together(*groups: Sequence[Model]) -> None:
     reads by key (a new round's seats). Elsewhere, one `insert` per group.
     """
     groups = tuple(group for group in groups if group)
-    db = _wrapper(DEFAULT_DB_ALIAS)
+    db = connections[DEFAULT_DB_ALIAS]
     if db.vendor != "postgresql" or len(groups) < 2:
         for group in groups:
             insert(group)
@@ -587,11 +606,11 @@ def insert_together(*groups: Sequence[Model]) -> None:
     statements, params = [], []
     for group in groups:
         fields, values = _insert_values(group, db)
-        statements.append(_insert_sql(type(group[0]), fields, len(group), "", False))
+        statements.append(_insert_sql(type(group[0]), fields, len(group), "", False, db))
         params += values
     *first, last = statements
     withs = ", ".join(f"i{i} AS ({sql})" for i, sql in enumerate(first))
-    execute(f"WITH {withs} {last}", params)
+    _run(db, f"WITH {withs} {last}", params, _rowcount)
     for group in groups:
         for obj in group:
             obj._state.adding, obj._state.db = False, db.alias
@@ -617,14 +636,14 @@ def insert_values(
     left to the database)."""
     if not rows:
         return
-    db = _wrapper(DEFAULT_DB_ALIAS)
+    db = connections[DEFAULT_DB_ALIAS]
     key = (model, tuple(attnames))
     fields = _FIELDS_BY_ATTNAME.get(key)
     if fields is None:
         by_attname = {f.attname: f for f in model._meta.concrete_fields}
         fields = _FIELDS_BY_ATTNAME[key] = [by_attname[name] for name in attnames]
     params = [f.get_db_prep_save(v, db) for row in rows for f, v in zip(fields, row, strict=True)]
-    execute(_insert_sql(model, fields, len(rows), "", ignore_conflicts), params)
+    _run(db, _insert_sql(model, fields, len(rows), "", ignore_conflicts, db), params, _rowcount)
 
 
 _FIELDS_BY_ATTNAME: dict[tuple[type[Model], tuple[str, ...]], list[Any]] = {}
@@ -642,7 +661,7 @@ def insert(objs: Sequence[Model], *, ignore_conflicts: bool = False) -> None:
     """
     if not objs:
         return
-    db = _wrapper(DEFAULT_DB_ALIAS)  # the wrapper itself: `connection` is a per-use lookup
+    db = connections[DEFAULT_DB_ALIAS]  # once: `connection` is a lookup on every use
     model = type(objs[0])
     pk_missing = objs[0].pk is None
     fields, params = _insert_values(objs, db)
@@ -654,10 +673,10 @@ def insert(objs: Sequence[Model], *, ignore_conflicts: bool = False) -> None:
         and db.features.can_return_columns_from_insert
     ):
         returning = model._meta.pk.column
-    sql = _insert_sql(model, fields, len(objs), returning, ignore_conflicts)
+    sql = _insert_sql(model, fields, len(objs), returning, ignore_conflicts, db)
     if pk_missing and len(objs) == 1 and not ignore_conflicts:
-        objs[0].pk = query(sql, params, _returned if returning else _lastrowid)
+        objs[0].pk = _run(db, sql, params, _returned if returning else _lastrowid)
     else:
-        execute(sql, params)
+        _run(db, sql, params, _rowcount)
     for obj in objs:
         obj._state.adding, obj._state.db = False, db.alias

@@ -281,45 +281,75 @@ def test_a_savepoint_undoes_a_failed_block_and_the_transaction_goes_on() -> None
     assert list(StatsContribution.objects.values_list("net", "stake")) == [(1, 11)]
 
 
-def test_the_wrapper_lookup_is_djangos_in_every_thread_and_in_an_event_loop() -> None:
+def test_each_thread_and_event_loop_gets_its_own_connection() -> None:
+    """Statements run on Django's connection of the calling thread (`connections[alias]`):
+    another thread's statement opens that thread's own wrapper, and this one's stays as it
+    was."""
     import asyncio
     import threading
 
     from django.db import connections
 
-    connection.ensure_connection()
-    assert rawsql._wrapper("default") is connections["default"]
-    seen: list[bool] = []
+    here = connections["default"]
+    assert rawsql.fetch_one("SELECT %s", [1]) == (1,)
+    seen: list[Any] = []
 
-    def other_thread() -> None:  # a thread's own wrapper, created by the fallback first
-        first = rawsql._wrapper("default")
-        seen.append(first is connections["default"] and first is not connection_here)
-        seen.append(rawsql._wrapper("default") is first)
+    def other_thread() -> None:
+        seen.append(rawsql.fetch_one("SELECT %s", [2]))
+        seen.append(connections["default"] is not here)
+        connections.close_all()
 
-    connection_here = connections["default"]
-    thread = threading.Thread(target=other_thread)
-    thread.start()
-    thread.join()
+    if connection.vendor != "sqlite" or not connection.is_in_memory_db():
+        thread = threading.Thread(target=other_thread)
+        thread.start()
+        thread.join()
+        assert seen == [(2,), True]
+    assert connections["default"] is here
 
-    async def in_a_loop() -> bool:  # asgiref's per-task storage there: Django's lookup
-        return rawsql._wrapper("default") is connections["default"]
+    async def in_a_loop() -> bool:
+        return rawsql.later_collect("loop-test", lambda items: None) is not None
 
-    seen.append(asyncio.run(in_a_loop()))
-    assert seen == [True, True, True]
+    assert asyncio.run(in_a_loop())
+    rawsql.discard_queued()
 
 
 def test_queries_are_logged_as_djangos_cursor_logs_them(settings: Any) -> None:
-    """rawsql reads DEBUG off the settings object: DEBUG on (also under override_settings)
-    or a forced debug cursor sends the statement through Django's cursor, which logs it."""
+    """DEBUG on (also under override_settings) or a forced debug cursor sends the statement
+    through Django's cursor, which logs it."""
+    from django.db import reset_queries
     from django.test.utils import CaptureQueriesContext
 
-    from casino.platform.rawsql import _queries_logged
-
-    assert _queries_logged(connection) is connection.queries_logged is False
     settings.DEBUG = True
-    assert _queries_logged(connection) is connection.queries_logged is True
+    reset_queries()
+    rawsql.fetch_one("SELECT 1", [])
+    assert [q["sql"] for q in connection.queries] == ["SELECT 1"]
     settings.DEBUG = False
+    reset_queries()
+    rawsql.fetch_one("SELECT 2", [])
+    assert connection.queries == []
     with CaptureQueriesContext(connection) as captured:
-        assert _queries_logged(connection) is True
-        rawsql.fetch_one("SELECT 1", [])
-    assert [q["sql"] for q in captured.captured_queries] == ["SELECT 1"]
+        rawsql.fetch_one("SELECT 3", [])
+    assert [q["sql"] for q in captured.captured_queries] == ["SELECT 3"]
+
+
+def test_the_installed_psycopg_is_of_the_series_the_libpq_path_was_checked_against() -> None:
+    """The libpq path (casino/platform/rawsql.py) leans on psycopg's private parts and runs only
+    on `PSYCOPG_CHECKED`. A psycopg upgrade out of it fails here: check those parts again
+    (tests/casino/test_rawsql_postgres.py) and move the series, or delete the path
+    (docs/decisions/rawsql-libpq.md)."""
+    import re
+    from pathlib import Path
+
+    import psycopg
+
+    pinned = re.search(
+        r"^psycopg\[[^]]*\]==(\S+)$",
+        (Path(__file__).resolve().parents[2] / "requirements.txt").read_text(),
+        re.MULTILINE,
+    )
+    assert pinned is not None
+    assert rawsql.libpq_path_checked(pinned.group(1)), pinned.group(1)
+    assert rawsql.libpq_path_checked(psycopg.__version__), psycopg.__version__
+    assert rawsql.LIBPQ_PATH is True
+    assert not rawsql.libpq_path_checked("3.4.0") and not rawsql.libpq_path_checked("3.2.12")
+    assert not rawsql.libpq_path_checked("4.3.3")
