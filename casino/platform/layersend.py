@@ -4,17 +4,19 @@ the order given, with every group's member lookup in one Redis command.
 channels-redis's `group_send` spends two commands on each group before it sends anything
 (ZREMRANGEBYSCORE of the expired members, then ZRANGE of the rest), each a full command
 through redis-py's asyncio client. A round's publish touches the table's group and each
-player's own, most often with nobody listening on some of them: under the API bench (no
-sockets open during the game phase) those lookups were most of the 1.7 M instructions a
-game request spent publishing (docs/performance.md, API).
+player's own, most often with nobody listening on some of them, and those lookups were most
+of what a game request spent publishing.
 
-For a `RedisChannelLayer` (channels-redis 4.3.0, pinned in requirements.txt; its
-`group_send` is mirrored here step for step), the lookups of all groups on one shard are one
-script (a pipeline of the same commands cost 0.67 M instructions a request, the script
-0.25 M); then each group that has members gets exactly what `group_send` would do: the same
-expiry trim of its channels' queues and the same capacity-checking script, so capacity,
+For a `RedisChannelLayer` of the release this module mirrors (`CHANNELS_REDIS_CHECKED`, pinned
+in requirements.txt; its `group_send` is mirrored here step for step, with its private
+`_group_key` and `_map_channel_keys_to_connection`), the lookups of all groups on one shard
+are one script; then each group that has members gets exactly what `group_send` would do: the
+same expiry trim of its channels' queues and the same capacity-checking script, so capacity,
 expiry and message shape are unchanged. Any other layer (the embedded default's in-memory
-layer, the pub/sub layer) gets its own `group_send` per group.
+layer, the pub/sub layer), and channels-redis of any other release, gets its own
+`group_send` per group. tests/ws/test_layersend.py fails when the installed channels-redis is
+not the mirrored one or its mirrored methods changed, and runs the same sends both ways;
+docs/decisions/layersend.md says what the batch saves and when to delete it.
 
 `send` is how the after-commit publishers send: inside `batched()` (the round service opens
 one around a command's publishers) their sends wait for the end of the block and then go out
@@ -23,7 +25,7 @@ ping. On channels-redis the lookups run from the request's thread on a plain red
 (the same script), a message may be a function that builds it (a round's views), called only
 for a group someone listens on, and only those groups cross into the event loop for the
 send: with nobody listening (no socket open on a personal table) a publish is one Redis
-script and nothing else (0.8 M instructions a game request less, `bench apicost`).
+script and nothing else.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+import channels_redis
 import redis
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
@@ -45,8 +48,17 @@ from casino.platform import redisscript
 
 logger = logging.getLogger(__name__)
 
-# channels-redis 4.3.0's group_send script (its statements unchanged, indented less): queue
-# the message on each channel key that is under capacity, count the others.
+CHANNELS_REDIS_CHECKED = "4.3.0"  # the release whose group_send is mirrored below
+BATCHED = channels_redis.__version__ == CHANNELS_REDIS_CHECKED
+
+
+def _batches(layer: Any) -> bool:
+    """Whether sends to `layer` take the batched path (else: its `group_send` per group)."""
+    return BATCHED and type(layer) is RedisChannelLayer
+
+
+# The group_send script of CHANNELS_REDIS_CHECKED (its statements unchanged, indented less):
+# queue the message on each channel key that is under capacity, count the others.
 _GROUP_SEND_LUA = """
 local over_capacity = 0
 local current_time = ARGV[#ARGV - 1]
@@ -113,7 +125,7 @@ def deliver(layer: Any, sends: Sequence[Send]) -> None:
     same script), and only the groups someone listens on cross into the event loop: a
     round's groups most often have nobody listening, and then nothing crosses at all.
     """
-    if type(layer) is not RedisChannelLayer or not all("address" in h for h in layer.hosts):
+    if not _batches(layer) or not all("address" in h for h in layer.hosts):
         async_to_sync(group_send_many)(layer, sends)  # (Sentinel hosts: the layer's own way)
         return
     members = _members_now(layer, [group for group, _ in sends])
@@ -135,7 +147,7 @@ async def _send_each(
 
 async def group_send_many(layer: Any, sends: Sequence[Send]) -> None:
     """`await layer.group_send(group, message)` for each (group, message), in order."""
-    if type(layer) is not RedisChannelLayer:
+    if not _batches(layer):
         for group, message in sends:
             await layer.group_send(group, _built(message))
         return

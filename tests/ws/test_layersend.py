@@ -3,7 +3,10 @@
 
 The same checks run on the in-memory layer (the embedded default) and on channels-redis
 against the real Redis (CI's second pass), whose fast path does the groups' member lookups
-in one round trip and then mirrors `group_send`'s own steps.
+in one round trip and then mirrors `group_send`'s own steps, and again with that path off (as
+on a channels-redis release it was not checked against: `group_send` per group), which must
+deliver the same. Two more tests fail when the installed channels-redis is not the release the
+path mirrors or the parts it mirrors and calls changed.
 """
 
 from __future__ import annotations
@@ -31,9 +34,23 @@ def _redis_layer() -> Any:
     return RedisChannelLayer(**config["CONFIG"])
 
 
-@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.redis)])
-def layer(request: pytest.FixtureRequest) -> Iterator[Any]:
+@pytest.fixture(
+    params=[
+        "memory",
+        pytest.param("redis", marks=pytest.mark.redis),
+        pytest.param("redis, batching off", marks=pytest.mark.redis),
+    ]
+)
+def layer(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    if request.param == "redis, batching off":
+        monkeypatch.setattr(layersend, "BATCHED", False)
+        for batched_only in ("_members", "_members_now", "_send"):
+            monkeypatch.setattr(layersend, batched_only, _not_called)
     yield InMemoryChannelLayer() if request.param == "memory" else _redis_layer()
+
+
+def _not_called(*args: Any) -> None:
+    raise AssertionError("the batched path ran while off")
 
 
 def _group() -> str:
@@ -112,7 +129,7 @@ def test_a_thread_delivers_in_order_and_builds_only_the_messages_someone_listens
         "spectator": [("round.public", 1), ("round.private", 4)],
         "player": [("round.public", 1), ("round.private", 2), ("round.private", 4)],
     }
-    if type(layer).__name__ == "RedisChannelLayer":
+    if layersend._batches(layer):
         assert built == [2, 4]  # the empty group's message was never built
 
 
@@ -149,3 +166,78 @@ def test_a_failed_delivery_never_undoes_the_committed_command(
     assert StoredEvent.objects.filter(stream_id=opened.round.id).count() == opened.round.version
     assert opened.round.version > 0
     assert f"publishing round {opened.round.id} failed" in caplog.text
+
+
+# What the batched path mirrors and calls in channels-redis (sha256 of each method's source,
+# first 16 hex digits, in CHANNELS_REDIS_CHECKED).
+MIRRORED = {
+    "group_send": "c9623ea6ccfa7308",
+    "_map_channel_keys_to_connection": "789f9193b4536625",
+    "_group_key": "7e89938e1cb20f26",
+}
+
+
+def test_the_installed_channels_redis_is_the_release_the_batched_path_mirrors() -> None:
+    """On a channels-redis upgrade this fails: compare its group_send, `_group_key` and
+    `_map_channel_keys_to_connection` with casino/platform/layersend.py, then move
+    `CHANNELS_REDIS_CHECKED` and these digests, or delete the path
+    (docs/decisions/layersend.md)."""
+    import hashlib
+    import inspect
+    import re
+    from pathlib import Path
+
+    import channels_redis
+    from channels_redis.core import RedisChannelLayer
+
+    pinned = re.search(
+        r"^channels-redis==(\S+)$",
+        (Path(__file__).resolve().parents[2] / "requirements.txt").read_text(),
+        re.MULTILINE,
+    )
+    assert pinned is not None and pinned.group(1) == layersend.CHANNELS_REDIS_CHECKED
+    assert channels_redis.__version__ == layersend.CHANNELS_REDIS_CHECKED
+    assert layersend.BATCHED is True
+    found = {
+        name: hashlib.sha256(
+            inspect.getsource(getattr(RedisChannelLayer, name)).encode()
+        ).hexdigest()[:16]
+        for name in MIRRORED
+    }
+    assert found == MIRRORED
+    source = inspect.getsource(RedisChannelLayer.group_send)
+    script = source.split('group_send_lua = """')[1].split('"""')[0]
+    assert script.split() == layersend._GROUP_SEND_LUA.split()  # the same script, word for word
+
+
+@pytest.mark.redis
+def test_the_private_parts_the_batched_path_calls_behave_as_it_assumes() -> None:
+    """`_group_key` names the sorted set `group_add` writes, and
+    `_map_channel_keys_to_connection` gives (shard -> channel keys, key -> serialized message
+    naming its channels, key -> capacity), as `_send` reads them."""
+    layer = _redis_layer()
+    group = _group()
+
+    async def scenario() -> tuple[list[bytes], Any, str, str]:
+        first, second = await layer.new_channel(), await layer.new_channel()
+        await layer.group_add(group, first)
+        await layer.group_add(group, second)
+        members = await layer.connection(layer.consistent_hash(group)).zrange(
+            layer._group_key(group), 0, -1
+        )
+        return (
+            members,
+            layer._map_channel_keys_to_connection([first, second], {"n": 1}),
+            first,
+            second,
+        )
+
+    members, mapped, first, second = async_to_sync(scenario)()
+    assert sorted(members) == sorted([first.encode(), second.encode()])
+    by_shard, payloads, capacities = mapped
+    keys = [key for shard_keys in by_shard.values() for key in shard_keys]
+    assert set(keys) == set(payloads) == set(capacities) and keys
+    assert all(isinstance(index, int) for index in by_shard)
+    assert all(capacity == layer.get_capacity(first) for capacity in capacities.values())
+    named = [layer.deserialize(payload)["__asgi_channel__"] for payload in payloads.values()]
+    assert sorted(c for channels in named for c in channels) == sorted([first, second])
