@@ -43,21 +43,22 @@ from casino.engine.audit import command_time
 from casino.engine.commands import Command, OpenRound, PlaceBet, RevealSeed, Timeout, VoidRound
 from casino.engine.decider import step
 from casino.engine.errors import DomainError
-from casino.engine.events import Event, Participant, RoundOptions
+from casino.engine.events import Event, Participant, RoundOptions, event_to_dict
 from casino.engine.rules import RULESETS
 from casino.engine.state import RoundState
 from casino.eventstore.models import StoredEvent
-from casino.eventstore.store import ConcurrencyError, append
+from casino.eventstore.store import ConcurrencyError, NewEvent, append
 from casino.models import PlayerPreferences, Round, Table, TableStatus
 from casino.platform import layersend, rawsql
 from casino.platform.errors import ApplicationError, NotYours
 from casino.rounds import money as roundmoney
 from casino.rounds import nudges, observers, projections, publish, seeds
-from casino.rounds.stream import event_to_new, round_load
+from casino.rounds.stream import round_load
 from fairness.models import ClientSeed
 
 logger = logging.getLogger(__name__)
 
+SCHEMA_VERSION = 1  # of the stored event data (fairness.bundle.EVENT_SCHEMA_VERSION)
 CONCURRENCY_RETRIES = 3
 
 # Domain error code -> HTTP status (409: the state does not allow it now; 400: bad input).
@@ -109,6 +110,12 @@ class CommandHook(Protocol):
 
 def now_ms() -> int:
     return int(time.time() * 1000)
+
+
+def event_to_new(event: Event) -> NewEvent:
+    data = event_to_dict(event)
+    del data["type"]
+    return NewEvent(type=event.type, data=data, schema_version=SCHEMA_VERSION)
 
 
 def domain_error_to_application(error: DomainError) -> ApplicationError:

@@ -1,30 +1,21 @@
-"""A round's event stream as the engine sees it: stored rows to events, and back.
+"""A round's stored events as the engine sees them, and its state folded from them.
 
-The round service writes through this module and every reader of a round (projections,
-publishing, the dashboard, reconciliation) loads through it, so none of them needs the
-service itself.
+Every reader of a round (the round service, projections, publishing, the dashboard,
+reconciliation) loads through this module, so none of them needs the service itself.
 """
 
 from __future__ import annotations
 
 from casino.engine.decider import replay
-from casino.engine.events import Event, event_from_dict, event_to_dict
+from casino.engine.events import Event, event_from_dict
 from casino.engine.state import RoundState
 from casino.eventstore.models import StoredEvent
-from casino.eventstore.store import NewEvent, load
+from casino.eventstore.store import load
 from casino.platform.errors import ApplicationError
-
-SCHEMA_VERSION = 1  # of the stored event data (fairness.bundle.EVENT_SCHEMA_VERSION)
 
 
 def stored_to_event(stored: StoredEvent) -> Event:
     return event_from_dict({**stored.data, "type": stored.type})
-
-
-def event_to_new(event: Event) -> NewEvent:
-    data = event_to_dict(event)
-    del data["type"]
-    return NewEvent(type=event.type, data=data, schema_version=SCHEMA_VERSION)
 
 
 def round_load(*, round_id: str) -> tuple[list[StoredEvent], RoundState | None]:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from casino.eventstore.validation import check_json_native
+from casino.eventstore.store import check_json_native
 
 
 class Level(enum.IntEnum):
