@@ -28,8 +28,7 @@ application = ProtocolTypeRouter(
 def _freeze_startup_heap() -> None:
     """Load every view now, then move everything alive to the collector's permanent
     generation (`gc.freeze`): the objects of Django, DRF and the app's modules (about 140,000
-    here) are never garbage, and every full collection walked them all again. Measured in the
-    API bench's server: 3.5 % of a game request's instructions (docs/performance.md, API)."""
+    here) are never garbage, and every full collection would walk them all again."""
     get_resolver().url_patterns  # noqa: B018 (imports every view module)
     gc.collect()
     gc.freeze()

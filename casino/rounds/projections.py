@@ -171,8 +171,8 @@ def _seats(round_row: Round, state: RoundState, seats: list[tuple[int, int]]) ->
 
 
 # The live path's two UPDATEs as raw statements, their SQL built once per set of columns:
-# the ORM compiled them anew for every command (about 1 ms of CPU each). Values still go
-# through each field's `get_db_prep_save`, as the ORM's UPDATE does.
+# where the ORM would compile them anew for every command. Values still go through each
+# field's `get_db_prep_save`, as the ORM's UPDATE does.
 _ROUND_UPDATES: dict[tuple[str, ...], tuple[str, list[Any]]] = {}
 _SEAT_UPDATE: list[str] = []
 

@@ -32,8 +32,8 @@ def skip_form_parsing() -> None:
     """Daphne's requests skip Twisted's parsing of POST bodies into `request.args`.
 
     Twisted parses the Content-Type of every POST with a body through the standard library's
-    email package (`_parseContentType`, about 4 % of the server's CPU under the API bench's
-    game, whose every action is a JSON POST), to fill `request.args` for form uploads. Daphne
+    email package (`_parseContentType`), to fill `request.args` for form uploads; every game
+    action is a JSON POST. Daphne
     never reads `args`: it hands the raw body to the ASGI application, and Django parses
     forms itself. Twisted's own switch for this (`parsePOSTFormSubmission`) is set on each
     request daphne creates.
