@@ -4,8 +4,7 @@ Django's own `ASGIHandler` builds the middleware chain in async mode. Every midd
 is written as a synchronous `MiddlewareMixin` (all of Django's, WhiteNoise's) then runs its
 `process_request` and `process_response` through `sync_to_async`, and a sync-only one in the
 middle turns the chain back with `async_to_sync`: sixteen hand-offs between the event loop
-and a worker thread per request, for middleware that never awaits anything. Measured under
-the API bench (docs/performance.md), that was over a third of a bare request's server CPU.
+and a worker thread per request, for middleware that never awaits anything.
 
 This handler builds the chain in sync mode, as WSGI would, and awaits it once through
 `sync_to_async(thread_sensitive=True)`: three hand-offs a request (the `request_started`
@@ -16,22 +15,36 @@ Each request still runs in the `ThreadSensitiveContext` that `ASGIHandler.__call
 so its sync work (the view, its database connection, the `request_finished` signal that
 releases that connection after the response is sent) stays on one thread of its own. Lending
 requests threads from a pool of idle ones instead (asgiref's `ThreadSensitiveContext(
-executor=...)`) was tried and dropped: it saved the thread start but tripled the game
-requests' p99 under the API bench (0.86 s -> 2.4 s, docs/performance.md).
+executor=...)`) was tried and dropped: it saved the thread start but made the game requests'
+tail latency much worse under the API bench.
+
+The handler replaces Django's private `_middleware_chain` and leans on how `handle` treats a
+disconnect and what it reads after `send_response`, so it does so only on the Django series it
+was checked against (`DJANGO_CHECKED`, pinned in requirements.txt); on any other it is
+Django's `ASGIHandler`. tests/api/test_asgi_handler.py fails when the installed Django is not
+of that series or those parts changed, and serves the same requests both ways;
+docs/decisions/asgi-handler.md says what it saves and when to delete it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import django
 from asgiref.sync import sync_to_async
 from django.core.handlers.asgi import ASGIHandler
+
+DJANGO_CHECKED = (5, 2)  # the Django release series this handler was checked against
+ONE_HOP = django.VERSION[:2] == DJANGO_CHECKED
 
 
 class OneHopASGIHandler(ASGIHandler):
     """`ASGIHandler` whose middleware chain runs synchronously inside one thread hop."""
 
     def load_middleware(self, is_async: bool = False) -> None:
+        if not ONE_HOP:
+            super().load_middleware(is_async=is_async)
+            return
         super().load_middleware(is_async=False)
         chain = self._middleware_chain  # type: ignore[has-type]
         self._middleware_chain = sync_to_async(chain, thread_sensitive=True)
@@ -43,9 +56,12 @@ class OneHopASGIHandler(ASGIHandler):
         disconnect at the end of every request: the exception, kept by its task, held its
         traceback, whose frames held the task list, so every request (its request objects,
         parsers, session, cursors) became a reference cycle for the garbage collector, whose
-        full collections then paused the process for tens of milliseconds. Returning leaves
-        `handle` doing exactly what it did (it cancels a view still running).
+        full collections then paused the process. Returning leaves `handle` doing exactly what
+        it did (it cancels a view still running).
         """
+        if not ONE_HOP:
+            await super().listen_for_disconnect(receive)
+            return
         message = await receive()
         if message["type"] == "http.disconnect":
             return
@@ -53,6 +69,9 @@ class OneHopASGIHandler(ASGIHandler):
 
     async def send_response(self, response: Any, send: Any) -> None:
         """Send the response, then break the request's reference cycles (`_break_cycles`)."""
+        if not ONE_HOP:
+            await super().send_response(response, send)
+            return
         try:
             await super().send_response(response, send)
         finally:

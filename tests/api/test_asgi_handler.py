@@ -269,3 +269,66 @@ def test_a_served_drf_request_leaves_its_objects_to_reference_counting() -> None
     assert [a["status"] for a in answers] == [200, 200, 401]
     assert json.loads(answers[1]["body"])["username"] == "cycles"
     assert left == [], left
+
+
+def test_the_installed_django_is_of_the_series_the_handler_was_checked_against() -> None:
+    """The one-hop handler replaces Django's private `_middleware_chain` and leans on how
+    `ASGIHandler.handle` treats a disconnect and what it reads after `send_response`. On a
+    Django upgrade out of `DJANGO_CHECKED` this fails: check those parts again (the tests
+    above) and move the series, or delete the handler (docs/decisions/asgi-handler.md)."""
+    import inspect
+    import re
+    from pathlib import Path
+
+    import django
+    from django.core.handlers.base import BaseHandler
+
+    from casino.platform import asgi_handler
+
+    pinned = re.search(
+        r"^Django==(\d+)\.(\d+)\.",
+        (Path(__file__).resolve().parents[2] / "requirements.txt").read_text(),
+        re.MULTILINE,
+    )
+    assert pinned is not None
+    assert (int(pinned.group(1)), int(pinned.group(2))) == asgi_handler.DJANGO_CHECKED
+    assert django.VERSION[:2] == asgi_handler.DJANGO_CHECKED and asgi_handler.ONE_HOP
+    # What the handler assumes of Django's: the chain is the attribute get_response_async
+    # awaits; handle() ignores the RequestAborted of the disconnect listener; and after
+    # send_response it only closes the response (which reads neither view nor request).
+    assert "await self._middleware_chain(request)" in inspect.getsource(
+        BaseHandler.get_response_async
+    )
+    handle = inspect.getsource(ASGIHandler.handle)
+    assert "self.listen_for_disconnect(receive)" in handle and "except RequestAborted" in handle
+    after_send = handle.split("await self.send_response(response, send)")[1]
+    assert "return response" in after_send and "await sync_to_async(response.close)()" in after_send
+
+
+def test_off_the_checked_series_it_is_djangos_handler_and_answers_the_same(
+    hops: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the one-hop path off (as on a Django release it was not checked against) the
+    handler is Django's: its chain crosses into a thread per middleware, and every answer
+    (status, headers, body) is the one the one-hop handler gives."""
+    from casino.platform import asgi_handler
+
+    paths = ["/api/fairness/keys", "/api/tables/", "/api/no-such-page/"]
+
+    def answers(handler: Any) -> list[Any]:
+        found = []
+        for path in paths:
+            response = async_to_sync(_get)(handler, path)
+            headers = sorted((k.lower(), v) for k, v in response["headers"] if k.lower() != b"date")
+            found.append((response["status"], headers, response["body"]))
+        return found
+
+    on = answers(OneHopASGIHandler())
+    del hops[:]
+    monkeypatch.setattr(asgi_handler, "ONE_HOP", False)
+    monkeypatch.setattr(asgi_handler, "_break_cycles", lambda response: None)
+    off_handler = OneHopASGIHandler()
+    off = answers(off_handler)
+    assert off == on
+    assert len(hops) >= 10 * len(paths) / 3, hops  # Django's hops, not the one hop
+    assert not any("_break_cycles" in hop for hop in hops)
