@@ -71,6 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.minutes is not None:
+        # only --minutes needs the soak module
         from bench import soak
 
         soak.configure(minutes=args.minutes)

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -31,6 +33,9 @@ from typing import Any, TypeVar
 
 import httpx
 import websockets
+
+from bench.engine import loop_ns
+from casino.client.cli import banked_move
 
 ROOT = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
@@ -64,9 +69,11 @@ def _figures(latencies: list[float], seconds: float, prefix: str) -> dict[str, A
 
 def _prepare(players: int) -> tuple[list[str], str]:
     """Migrate, then bench players (tokens, funds), the anchor row and a shared table."""
+    # Django is configured by this benchmark first; these need it
     import django
 
     django.setup()
+    # Django is configured by this benchmark first; these need it
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
     from rest_framework.authtoken.models import Token
@@ -110,6 +117,7 @@ def served_env() -> dict[str, str]:
     cursor), with the secrets this process seeded the database under, plain HTTP on loopback,
     the anchor endpoints, and rate limits out of the load generator's way (it measures the
     server, not the throttle; the throttle's check still runs on every game POST)."""
+    # Django is configured by this benchmark first; these need it
     from django.conf import settings
 
     return {
@@ -214,7 +222,7 @@ async def _fanout(base: str, clients: int, sends: int, origin: str) -> tuple[lis
 async def _play_classic(
     base: str, token: str, stop: float, latencies: list[float], at_least: int = 0
 ) -> int:
-    from casino.client.cli import banked_move
+    # Django is configured by this benchmark first; these need it
     from casino.engine.rules import RULESETS
 
     rules = RULESETS["classic"]
@@ -295,7 +303,7 @@ async def _spectated(
 async def _play_table(
     base: str, token: str, table: str, final: dict[str, int], stop: float
 ) -> None:
-    from casino.client.cli import banked_move
+    # Django is configured by this benchmark first; these need it
     from casino.engine.rules import RULESETS
 
     rules = RULESETS["duel_classic"]
@@ -391,14 +399,10 @@ async def _measure(base: str, tokens: list[str], table: str, quick: bool) -> dic
 
 def run(quick: bool) -> dict[str, Any]:
     """Anchors and game figures against a served process (see the module docstring)."""
-    import logging
-    import socket
-
-    from bench.engine import loop_ns
-
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request otherwise
     players = 8 if quick else 32
     tokens, table = _prepare(players)
+    # Django is configured by this benchmark first; these need it
     from django.conf import settings
 
     with socket.socket() as s:

@@ -105,6 +105,7 @@ def _evolve(state: dict[str, Any], type_: str, data: dict[str, Any]) -> dict[str
 
 def _django() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "casino.settings")
+    # Django is configured by this benchmark first; these need it
     import django
     from django.apps import apps
 
@@ -141,6 +142,7 @@ def _peer_app(create_table: bool = True) -> Application[Any]:
 
 
 def _ours_one_round(n: int) -> str:
+    # Django is configured by this benchmark first; these need it
     from django.db import transaction
 
     from casino.eventstore.store import NewEvent, append
@@ -173,6 +175,7 @@ def _peer_round(app: Application[Any], n: int) -> str:
 def _backend_pid(side: str) -> int:
     """The PostgreSQL backend process serving this writer's one connection."""
     if side == "ours":
+        # Django is configured by this benchmark first; these need it
         from django.db import connection
 
         with connection.cursor() as cursor:
@@ -326,6 +329,7 @@ def _timed(fn: Callable[[int], int], seconds: float) -> float:
 
 def measure_replay(ours: list[str], peers: list[str], seconds: float) -> dict[str, float]:
     """Rounds/s: our load + fold of one round vs the peer's repository.get (no cache)."""
+    # Django is configured by this benchmark first; these need it
     from casino.eventstore.store import load
 
     app = _peer_app()
@@ -346,6 +350,7 @@ def measure_replay(ours: list[str], peers: list[str], seconds: float) -> dict[st
 
 def measure_log_read(ours_from: int, peer_from: int, count: int) -> dict[str, float]:
     """Events/s reading `count` events in log order, pages of 1,000."""
+    # Django is configured by this benchmark first; these need it
     from casino.eventstore.store import read_after
 
     app = _peer_app()
@@ -410,6 +415,7 @@ def pgbench(clients: int, seconds: int) -> float:
 
 
 def _conditions() -> dict[str, Any]:
+    # Django is configured by this benchmark first; these need it
     from django.db import connection
 
     with connection.cursor() as cursor:
@@ -417,6 +423,7 @@ def _conditions() -> dict[str, Any]:
         pg = cursor.fetchone()[0]
         cursor.execute("SHOW synchronous_commit")
         sync = cursor.fetchone()[0]
+    # the peer library, installed for this benchmark only
     import eventsourcing
 
     return {
@@ -435,6 +442,7 @@ def run(quick: bool) -> dict[str, Any]:
         print("eventstore bench: needs DATABASE_URL=postgres://... (skipped)")
         return {"skipped": "needs DATABASE_URL (PostgreSQL)"}
     _django()
+    # Django is configured by this benchmark first; these need it
     from django.core.management import call_command
 
     from casino.eventstore.store import last_position
@@ -480,6 +488,7 @@ def run(quick: bool) -> dict[str, Any]:
 
 
 def _count_after(position: int) -> int:
+    # Django is configured by this benchmark first; these need it
     from django.db import connection
 
     with connection.cursor() as cursor:

@@ -60,9 +60,11 @@ def _django(url: str) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "casino.settings")
     os.environ["DB_POOL_MIN"] = "1"
     os.environ["DB_POOL_MAX"] = "2"
+    # Django is configured by this benchmark first; these need it
     import django
 
     django.setup()
+    # Django is configured by this benchmark first; these need it
     from django.conf import settings
 
     # As in production: DEBUG on wraps every query in Django's query logger.
@@ -79,6 +81,7 @@ def _prepare(url: str, clients: int) -> list[int]:
         cwd=str(ROOT),
     )
     _django(url)
+    # Django is configured by this benchmark first; these need it
     from django.contrib.auth import get_user_model
 
     from ledger import services
@@ -102,6 +105,7 @@ def _client(
     for any ledger written in Django on this machine.
     """
     _django(url)
+    # Django is configured by this benchmark first; these need it
     from django.db import connection, transaction
 
     from ledger import services
@@ -166,6 +170,7 @@ def transfers_per_second(
 def statements_per_transfer(url: str, user_id: int) -> int:
     """SQL statements one transfer sends (BEGIN/COMMIT excluded), from Django's query log."""
     _django(url)
+    # Django is configured by this benchmark first; these need it
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 

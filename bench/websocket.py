@@ -94,6 +94,7 @@ def run(quick: bool) -> dict[str, Any]:
     """Both fan-outs against one served process; figures first, then the conditions."""
     logging.getLogger("httpx").setLevel(logging.WARNING)
     tokens, table = _prepare(1)
+    # Django is configured by this benchmark first; these need it
     from django.conf import settings
 
     with socket.socket() as s:

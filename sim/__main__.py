@@ -12,11 +12,14 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import logging
 import sys
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
+
+from sim.scratch import scratch_database
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -31,6 +34,7 @@ def parse_seeds(text: str) -> list[int]:
 
 def fresh_database() -> None:
     """Empty every table between seeds: each seed runs as `--seed S` alone would."""
+    # after django.setup(): these load the product
     from django.core.management import call_command
 
     call_command("flush", verbosity=0, interactive=False)  # the cache is left alone
@@ -46,6 +50,7 @@ def run_seeds(
     as_json: bool = False,
 ) -> dict[str, Any]:
     """Run seeds in order (until `minutes` pass, if given); a summary of all of them."""
+    # after django.setup(): these load the product
     from sim.driver import SimFailure, run_seed
 
     started = time.monotonic()
@@ -135,13 +140,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         seeds = [args.seed] if args.seed is not None else args.seeds
 
-    import logging
-
-    from sim.scratch import scratch_database
-
     if not args.log:  # injected faults log tracebacks by design; the verdict is what counts
         logging.disable(logging.CRITICAL)
     description = scratch_database()
+    # after django.setup(): these load the product
     from sim.driver import DEFAULT_STEPS
 
     steps = args.steps or DEFAULT_STEPS

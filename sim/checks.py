@@ -18,14 +18,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from django.db.models import Max
+from django.db.models import Max, Sum
+from django.db.models.functions import Coalesce
 
 from casino.client.leakcheck import message_leaks
 from casino.eventstore.models import StoredEvent
 from casino.models import Round, RoundStatus
 from casino.rounds.audit import ChainWalker, audit
 from casino.rounds.projections import rebuild_round
-from ledger.models import AccountBalance, AccountType
+from ledger.models import AccountBalance, AccountType, Posting
 from ledger.reconcile import (
     Problem,
     _negative_balances,
@@ -60,10 +61,6 @@ class Checker:
         return [s for s in streams if s in rounds]  # not seed chains or review streams
 
     def ledger(self) -> list[str]:
-        from django.db.models import Sum
-        from django.db.models.functions import Coalesce
-
-        from ledger.models import Posting
 
         problems: list[Problem] = _unbalanced_entries() + _stored_balances()
         problems += _negative_balances()

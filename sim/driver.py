@@ -27,12 +27,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
+from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db.models import Max
 from django.test.utils import override_settings
+from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from casino.dashboard.review import round_void_by_staff
 from casino.engine.bots import bot_command
 from casino.engine.commands import (
     Command,
@@ -62,7 +65,10 @@ from casino.eventstore.models import StoredEvent
 from casino.models import Round, RoundStatus, Seat, Table, TableStatus
 from casino.platform.errors import ApplicationError
 from casino.rounds import services, stream
+from casino.rounds.tasks import round_nudge, sweep_deadlines
+from casino.routing import websocket_application
 from casino.tables import services as tables
+from casino.tables.timers import lobby_nudge, sweep_lobbies
 from ledger.money import format_amount
 from ledger.selectors import wallet_balances
 from ledger.services import wallet_deposit
@@ -305,9 +311,6 @@ class Sim:
         return problems
 
     def _deliver_nudges(self) -> list[str]:
-        from casino.rounds.tasks import round_nudge
-        from casino.tables.timers import lobby_nudge
-
         problems: list[str] = []
         for nudge in self.timers.due(self.clock.now_ms()):
             try:
@@ -322,9 +325,6 @@ class Sim:
 
     def _beat(self) -> list[str]:
         """The beat's two sweeps, then: nothing may be left past its deadline."""
-        from casino.rounds.tasks import sweep_deadlines
-        from casino.tables.timers import sweep_lobbies
-
         now = self.clock.now_ms()
         self.next_beat = now + BEAT_MS
         problems: list[str] = []
@@ -695,8 +695,6 @@ class Sim:
     # --- staff ---------------------------------------------------------------------------
 
     def _staff_void(self) -> list[str]:
-        from casino.dashboard.review import round_void_by_staff
-
         # Any round not voided yet: one in play, or one already settled (a late void).
         rounds = Round.objects.filter(table_id__in=self._tables())
         rounds = rounds.exclude(status=RoundStatus.VOIDED)
@@ -752,10 +750,6 @@ class Sim:
         return out
 
     async def _connect(self, client: WsClient, *, resume: bool) -> list[str]:
-        from channels.testing import WebsocketCommunicator
-        from rest_framework.authtoken.models import Token
-
-        from casino.routing import websocket_application
 
         token, _ = await sync_to_async(Token.objects.get_or_create)(user=client.player.user)
         comm = WebsocketCommunicator(
@@ -822,7 +816,6 @@ class Sim:
 
     async def _pump(self, client: WsClient) -> list[str]:
         """Read what the client was sent; every committed version must reach it, in order.
-
         A version that does not come within WS_LOSS_S, or a gap, is what a real client
         recovers from by reconnecting with a resume; the simulation does the same, counts it
         (`ws_lost_then_resumed`: the Redis channel layer drops messages when other sockets of

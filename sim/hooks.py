@@ -22,12 +22,15 @@ patches (no product file is edited):
 from __future__ import annotations
 
 import heapq
+import importlib
 import random
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
+
+from django.db import DEFAULT_DB_ALIAS, OperationalError, connections
 
 START_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z: every seed starts its clock here
 
@@ -146,7 +149,6 @@ class FaultHooks:
 
     def wrap_execute(self, original: Callable[..., Any]) -> Callable[..., Any]:
         """The round service's transaction, whose COMMIT fails once when armed."""
-        from django.db import DEFAULT_DB_ALIAS, OperationalError, connections
 
         def hooked(*args: Any, **kwargs: Any) -> Any:
             if not self.commit_error:
@@ -201,8 +203,8 @@ def installed(
     *, clock: Clock, timers: TimerQueue, faults: FaultHooks, heads_seed: str, ids_seed: str
 ) -> Iterator[None]:
     """Install every hook for one seed's run; restore the product's own on exit."""
-    import importlib
 
+    # the product's modules, patched only while a seed runs
     import fairness.chain
     import fairness.services
     from casino.rounds import nudges, services, tasks

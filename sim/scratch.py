@@ -16,6 +16,7 @@ from urllib.parse import urlparse
 
 
 def _postgres(url: str) -> tuple[str, str]:
+    # only a PostgreSQL URL needs the driver
     import psycopg
 
     parsed = urlparse(url)
@@ -37,9 +38,11 @@ def scratch_database() -> str:
         url, description = f"sqlite:///{path}", f"SQLite ({path})"
     os.environ["DATABASE_URL"] = url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "casino.settings")
+    # after django.setup(): these load the product
     import django
 
     django.setup()
+    # after django.setup(): these load the product
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0, interactive=False)
