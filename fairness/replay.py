@@ -40,7 +40,10 @@ class DecodeError(ValueError):
 _PLAIN = {int: "int", str: "str", bool: "bool"}
 
 
-def compile_decoders(event_types: Mapping[str, type[Any]]) -> Decoders:
+def compile_decoders(
+    event_types: Mapping[str, type[Any]],
+    constructors: Mapping[type[Any], Callable[..., Any]] | None = None,
+) -> Decoders:
     """A decoder per event type for these event classes (frozen dataclasses, as the engine's).
 
     The same values as the engine's generic `event_from_dict`, read field by field in the
@@ -48,8 +51,11 @@ def compile_decoders(event_types: Mapping[str, type[Any]]) -> Decoders:
     hold its JSON type exactly (an int field an integer, not `true`; a str field a string; a
     list for a tuple; an object for a nested value), and an object must have no field
     beyond its class's (DecodeError names it). Each class gets one generated function that
-    checks and converts every field and calls the constructor with them positionally.
+    checks and converts every field and calls the constructor with them positionally: the
+    class, or `constructors[cls]` where given (one that takes the same positional fields and
+    gives an equal instance of the class, as the engine's interned constructors do).
     """
+    made = constructors or {}
     namespace: dict[str, Any] = {"DecodeError": DecodeError, "unknown": _unknown}
     names: dict[type[Any], str] = {}
 
@@ -59,6 +65,7 @@ def compile_decoders(event_types: Mapping[str, type[Any]]) -> Decoders:
             return name
         name = names[cls] = f"_decode_{len(names)}"
         namespace[f"{name}_cls"] = cls
+        namespace[f"{name}_new"] = made.get(cls, cls)
         hints = typing.get_type_hints(cls)
         fields = dataclasses.fields(cls)
         lines = [
@@ -97,7 +104,7 @@ def compile_decoders(event_types: Mapping[str, type[Any]]) -> Decoders:
         lines.append(f"    if len(d) != {len(fields)}:")
         lines.append(f"        unknown({name}_cls, d)")
         values = ", ".join(f"v{n}" for n in range(len(fields)))
-        lines.append(f"    return {name}_cls({values})")
+        lines.append(f"    return {name}_new({values})")
         exec("\n".join(lines) + "\n", namespace)  # as dataclasses builds __init__
         return name
 
@@ -117,14 +124,17 @@ def load_decoders() -> Decoders | None:
     """The engine's event decoders (see `compile_decoders`), or None without the engine.
 
     Compiled once per process (about 4 ms: a `manage.py audit` of one round used to pay it
-    for that round alone) and shared: callers only read the mapping.
+    for that round alone) and shared: callers only read the mapping. The events the decider
+    builds through interned constructors (`casino.engine.events.INTERNED`) are decoded
+    through the same ones, so a recorded event and the derived one are one object wherever
+    they are equal, and the proof of play's comparison of the two ends at the identity.
     """
     if not _DECODERS:
         try:
-            from casino.engine.events import EVENT_TYPES
+            from casino.engine.events import EVENT_TYPES, INTERNED
         except ImportError:
             return None
-        _DECODERS.append(compile_decoders(EVENT_TYPES))
+        _DECODERS.append(compile_decoders(EVENT_TYPES, INTERNED))
     return _DECODERS[0]
 
 

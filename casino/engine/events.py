@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, TypeAlias
 
@@ -302,6 +303,23 @@ new_player_stood: Final = interned(PlayerStood)
 new_duel_timer_started: Final = interned(DuelTimerStarted)
 new_revealed_card: Final = interned(RevealedCard)
 new_hand_result: Final = interned(HandResult)
+
+# Each class above and its interned constructor (the same positional fields): a decoder that
+# builds events through these hands back the very instance the decider builds for the same
+# values, so comparing a recorded event with the derived one finds them identical at once.
+INTERNED: Final[dict[type[Any], Callable[..., Any]]] = {
+    BetPlaced: new_bet_placed,
+    BettingClosed: new_betting_closed,
+    PlayerCardDealt: new_player_card,
+    DealerCardDealt: new_dealer_card,
+    DealerPeeked: new_dealer_peeked,
+    HoleCardRevealed: new_hole_card_revealed,
+    TurnStarted: new_turn_started,
+    PlayerStood: new_player_stood,
+    DuelTimerStarted: new_duel_timer_started,
+    RevealedCard: new_revealed_card,
+    HandResult: new_hand_result,
+}
 
 EVENT_TYPES: Final[dict[str, type[Any]]] = {cls.type: cls for cls in typing.get_args(Event)}
 
