@@ -9,7 +9,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 PYTEST_ARGS ?=
 
-.PHONY: run test venv venv-dev lint format typecheck contracts audit-deps clean
+.PHONY: run test venv venv-dev lint format typecheck contracts audit-deps bench-check bench-update clean
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -59,6 +59,17 @@ contracts: venv-dev
 # "SKIPPED: offline (reason)" and succeeds; a real finding fails. See scripts/audit_deps.py.
 audit-deps: venv-dev
 	$(PY) scripts/audit_deps.py requirements.txt requirements-dev.txt
+
+# Instruction counts under callgrind against their budgets in bench/budgets.json (bench/_budgets.py):
+# the engine per simulated round for each rule set, the verifier per 3-player round with the proof
+# of play, the server per game and per bare-transaction request (bench apicost). Exit 1 naming
+# every figure over its budget, and when valgrind, DATABASE_URL on PostgreSQL or REDIS_URL is
+# missing. `make bench-update` sets every budget at today's figure + 5% (printing old -> new).
+bench-check: venv-dev
+	$(PY) -m bench._budgets
+
+bench-update: venv-dev
+	$(PY) -m bench._budgets --update
 
 clean:
 	rm -rf $(VENV) db.sqlite3 test-db.sqlite3 staticfiles
