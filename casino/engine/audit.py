@@ -37,6 +37,7 @@ from casino.engine.commands import (
 from casino.engine.decider import evolve, step
 from casino.engine.errors import DomainError
 from casino.engine.events import (
+    EVENT_TYPES,
     BetPlaced,
     BettingClosed,
     DealerCardDealt,
@@ -172,39 +173,58 @@ def _implied_now(
     return None
 
 
+# event class -> TIMED_FIELDS' entry for its type
+_TIMED_CLASSES: Final[dict[type[Any], tuple[str, str | None]]] = {
+    EVENT_TYPES[type_]: timed for type_, timed in TIMED_FIELDS.items()
+}
+# rule set name -> (the rule set, event class -> (its timed field, the timeout added there))
+_OFFSETS: dict[str, tuple[RuleSet, dict[type[Any], tuple[str, int]]]] = {}
+
+
+def _command_times(events: Sequence[Event], rules: RuleSet) -> list[int | None]:
+    """`command_time` of every event, in one pass."""
+    cached = _OFFSETS.get(rules.name)
+    if cached is None or cached[0] is not rules:
+        offsets = {
+            cls: (name, getattr(rules, timeout) if timeout is not None else 0)
+            for cls, (name, timeout) in _TIMED_CLASSES.items()
+        }
+        _OFFSETS[rules.name] = cached = (rules, offsets)
+    get = cached[1].get
+    times: list[int | None] = []
+    for e in events:
+        timed = get(type(e))
+        times.append(None if timed is None else int(getattr(e, timed[0])) - timed[1])
+    return times
+
+
 # Recorded events that only a decision starts (a PlayerCardDealt may be a hit or a card the
-# rules dealt); `_time_guess` stops at them.
+# rules dealt); `_blocked` stops at them.
 _DECISIONS = frozenset(
     {RoundOpened, BetPlaced, PlayerStood, HandDoubled, HandSplit, InsuranceTaken,
      InsuranceDeclined, EvenMoneyTaken, ServerSeedRevealed}
 )  # fmt: skip
 
 
-def _time_guess(events: Sequence[Event], i: int, rules: RuleSet) -> tuple[int, int] | None:
-    """The time of the decision at event i as the record implies it, if a timed event
-    follows before the next decision (a guess: `reenact` takes it only when it holds), and
-    the index of that timed event (the first one at or after i)."""
+def _blocked(events: Sequence[Event], i: int, k: int) -> bool:
+    """Whether another decision starts between event i (a decision's first event) and event
+    k: a decision's event, or a player's card beyond those the decision at i deals itself
+    (a double deals one, a split two). Then k's time is not i's."""
     first: Any = events[i]
     kind = type(first)
-    at = command_time(first.type, first, rules)
-    if at is not None:
-        return at, i
     cards = 2 if kind is HandSplit else 1 if kind is HandDoubled else 0
-    for j in range(i + 1, len(events)):
+    for j in range(i + 1, k):
         e: Any = events[j]
         later = type(e)
-        at = command_time(e.type, e, rules)
-        if at is not None:
-            return at, j
         if later in _DECISIONS:
             if later is BetPlaced and kind is BetPlaced and e.player_id == first.player_id:
                 continue  # one player's bets on several boxes are one decision
-            return None
+            return True
         if later is PlayerCardDealt:
             if cards == 0:
-                return None
+                return True
             cards -= 1
-    return None
+    return False
 
 
 def reenact(events: Sequence[Event], shoe: Shoe | None = None) -> list[str]:
@@ -249,6 +269,7 @@ def _reenact(
     state: RoundState | None = None
     i = 0
     count = len(events)
+    times = _command_times(events, rules)
     while i < count:
         command = _command(events, i, state)
         if command is None:
@@ -256,13 +277,17 @@ def _reenact(
         start = now
         if command is _TIMEOUT and state is not None and state.deadline_ms is not None:
             start = max(now, state.deadline_ms)
-        # The one-step path: the command at the time the record's next timed event implies
-        # (or at `start` when none follows). Taken only when it reproduces the record and its
-        # own timed event implies that same time (or it has none and ran at `start`), and
-        # time does not run backwards: exactly where the two-step path below lands, which
-        # runs in every other case and names what differs.
-        guess = _time_guess(events, i, rules)
-        at = start if guess is None else guess[0]
+        # The one-step path: the command at the time the record's next timed event implies,
+        # if it follows before the next decision (or at `start` when none does). Taken only
+        # when it reproduces the record and its own timed event implies that same time (or it
+        # has none and ran at `start`), and time does not run backwards: exactly where the
+        # two-step path below lands, which runs in every other case and names what differs.
+        k = i  # the first timed event at or after i
+        while k < count and times[k] is None:
+            k += 1
+        guessed = k < count and (k <= i + 1 or not _blocked(events, i, k))
+        timed = times[k] if guessed else None
+        at = start if timed is None else timed
         if at >= now:
             try:
                 produced, after = step(state, command, at, shoe)
@@ -270,13 +295,9 @@ def _reenact(
                 produced = []
             length = len(produced)
             if length and produced == events[i : i + length]:
-                if guess is not None and guess[1] < i + length:
-                    # The guess's timed event is among the events reproduced, and no timed
-                    # event comes before it from i on: it is the one _implied_now would read
-                    # (equal events have the same types), so the implied time is the guess.
-                    implied: int | None = at
-                else:
-                    implied = _implied_now(produced, events[i:], rules)
+                # The time _implied_now reads: the first timed event among those reproduced
+                # (equal events have the same types, so the recorded ones' times are theirs).
+                implied = times[k] if k < i + length else None
                 if implied == at or (implied is None and at == start):
                     now, state, i = at, after, i + length
                     boundaries[i] = state
