@@ -19,7 +19,6 @@ from django.template.response import TemplateResponse
 from django.utils.html import format_html
 
 from casino.dashboard import admin_fairness, admin_game, admin_ledger  # noqa: F401  (register)
-from casino.dashboard.display import usdc
 from casino.dashboard.filters import SpentEscrowFilter
 from casino.dashboard.models import (
     LedgerAccount,
@@ -32,6 +31,7 @@ from casino.dashboard.readonly import ReadOnlyAdmin
 from casino.dashboard.templatetags.usdc import short_id as short_id_html
 from casino.platform.errors import ApplicationError
 from ledger.models import AccountType, WithdrawalRequest, WithdrawalStatus
+from ledger.money import usdc
 from ledger.services import (
     withdrawal_cancel_post,
     withdrawal_complete_post,

@@ -23,13 +23,13 @@ from django.utils.html import format_html
 
 from casino.dashboard import display, roundpage
 from casino.dashboard import views as dashboard_views
-from casino.dashboard.display import usdc
 from casino.dashboard.readonly import ReadOnlyAdmin
 from casino.dashboard.templatetags.usdc import short_id as short_id_html
 from casino.engine.rules import RULESETS
 from casino.eventstore.models import StoredEvent
 from casino.models import Round, RoundPlayer, RoundStatus, Table, TableStatus
 from casino.tables.services import table_add
+from ledger.money import usdc
 
 CARD = re.compile(r"[2-9TJQKA][SHDC]")
 

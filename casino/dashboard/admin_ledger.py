@@ -7,10 +7,10 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from casino.dashboard.display import usdc
 from casino.dashboard.filters import SpentEscrowFilter
 from casino.dashboard.readonly import ReadOnlyAdmin
 from ledger.models import AccountBalance, JournalEntry, Posting, WithdrawalRequest
+from ledger.money import usdc
 
 
 @admin.register(AccountBalance)

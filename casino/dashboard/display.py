@@ -11,8 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from ledger.money import usdc, usdc_number  # noqa: F401  (the pages' names for them)
-
 SHORT_ID = 8
 
 

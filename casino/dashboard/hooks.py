@@ -20,13 +20,14 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 
 from casino.dashboard import stats
-from casino.dashboard.display import player_name, usdc
+from casino.dashboard.display import player_name
 from casino.dashboard.models import PlayerProfile
 from casino.dashboard.review import BIG_WIN, MALFUNCTION, round_flag
 from casino.engine.events import RoundSettled
 from casino.engine.state import RoundState
 from casino.eventstore.models import StoredEvent
 from casino.platform import rawsql
+from ledger.money import usdc
 
 logger = logging.getLogger(__name__)
 

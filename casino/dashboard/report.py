@@ -39,9 +39,9 @@ from django.db.models import Count, FloatField, Q, Sum
 from django.db.models.functions import Cast, TruncDate
 from django.utils.html import escape
 
-from casino.dashboard.display import usdc, usdc_number
 from casino.engine.rules import RULESETS
 from casino.models import Round, RoundStatus, Table
+from ledger.money import usdc, usdc_number
 
 # Theoretical RTP per banked rule set, in percent. atlantic_city: the seed's advertised 99.51%.
 # classic and duel_classic: `manage.py simulate`, 1,000,000 rounds, basic strategy (docs/rules.md,

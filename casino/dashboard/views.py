@@ -27,6 +27,7 @@ from casino.dashboard.tables import table_new_versions
 from casino.models import Round
 from casino.platform.errors import ApplicationError
 from casino.rounds.stream import round_load
+from ledger.money import usdc
 
 __all__ = ["table_new_versions"]
 
@@ -279,7 +280,7 @@ def round_void_page(request: HttpRequest, round_id: str) -> HttpResponse:
         else:
             messages.success(
                 request,
-                f"Round voided: {display.usdc(result.round.stake_total)} of stakes refunded; "
+                f"Round voided: {usdc(result.round.stake_total)} of stakes refunded; "
                 "server seed revealed; its review-queue item is closed.",
             )
             return _back(round_id)

@@ -14,10 +14,11 @@ from django.core.management import call_command
 from django.test import Client, override_settings
 from django.urls import reverse
 
-from casino.dashboard import display, review
+from casino.dashboard import review
 from casino.dashboard.models import PlayerProfile, RoundReview
 from casino.engine.rules import USDC
 from casino.models import Round
+from ledger import money
 from tests.dashboard.conftest import finish, login
 
 pytestmark = pytest.mark.django_db
@@ -33,15 +34,15 @@ def text_of(html: str) -> str:
 
 
 def test_one_usdc_formatter() -> None:
-    assert display.usdc(600_000_000) == "600.00 USDC"
-    assert display.usdc(12_500_000) == "12.50 USDC"
-    assert display.usdc(123_456_789) == "123.456789 USDC"  # never rounded
-    assert display.usdc(1) == "0.000001 USDC"
-    assert display.usdc(0) == "0.00 USDC"
-    assert display.usdc(-1_500_000) == "-1.50 USDC"
-    assert display.usdc_number(10_000 * USDC) == "10000.00"
+    assert money.usdc(600_000_000) == "600.00 USDC"
+    assert money.usdc(12_500_000) == "12.50 USDC"
+    assert money.usdc(123_456_789) == "123.456789 USDC"  # never rounded
+    assert money.usdc(1) == "0.000001 USDC"
+    assert money.usdc(0) == "0.00 USDC"
+    assert money.usdc(-1_500_000) == "-1.50 USDC"
+    assert money.usdc_number(10_000 * USDC) == "10000.00"
     with pytest.raises(TypeError):
-        display.usdc(1.5)  # type: ignore[arg-type]
+        money.usdc(1.5)  # type: ignore[arg-type]
 
 
 def test_review_page_amounts_in_usdc_and_players_by_name(open_round, staff) -> None:

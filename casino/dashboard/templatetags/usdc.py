@@ -7,6 +7,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from casino.dashboard import display
+from ledger import money
 
 register = template.Library()
 
@@ -14,7 +15,7 @@ register = template.Library()
 @register.filter(name="usdc")
 def usdc(micro: int | None) -> str:
     """micro-USDC -> "12.50 USDC" ("—" for none)."""
-    return "—" if micro is None else display.usdc(int(micro))
+    return "—" if micro is None else money.usdc(int(micro))
 
 
 @register.filter(name="short_id")
