@@ -2,13 +2,11 @@
 
 The request threads run two scripts on every game request: the rate limit's window
 (casino/platform/throttles.py) and the channel layer's member lookup
-(casino/platform/layersend.py). Through
-redis-py's `Script.__call__` each run also took a connection from the pool and gave it back,
-went through the client's retry wrapper and its observability hooks: about 0.13 M
-instructions a call beyond sending the command and reading the reply (callgrind, 2,000 calls
-each way). Here a call takes an idle connection from this module's list (one from the
-client's pool when the list is empty), sends EVALSHA on it and puts it back (list pop and
-append are atomic: no lock; the server's request threads come and go, so the connections
+(casino/platform/layersend.py). Through redis-py's `Script.__call__` each run also took a
+connection from the pool and gave it back, and went through the client's retry wrapper and
+its observability hooks. Here a call takes an idle connection from this module's list (one
+from the client's pool when the list is empty), sends EVALSHA on it and puts it back (list pop
+and append are atomic: no lock; the server's request threads come and go, so the connections
 are not kept per thread). A script the server does not know (NOSCRIPT: Redis restarted or
 flushed its scripts) is loaded and run again, as redis-py does. On any other error the
 connection's state is unknown: it is disconnected and handed back to the pool, and the error
@@ -16,6 +14,11 @@ is raised as redis-py raises it (the callers' handling of an unreachable Redis i
 except that a connection error on a connection that sat idle here (Redis restarted and
 dropped it) moves on to the next one, and at last to a new one from the pool, as redis-py's
 pool would have handed out a live connection.
+
+Everything it calls is redis-py's public API (`ConnectionPool.get_connection` and `release`,
+`Connection.send_command`, `read_response` and `disconnect`, a `Script`'s `sha`, `script` and
+`registered_client`); what it skips is the client's retry and its hooks. docs/decisions/
+redisscript.md says what it saves.
 """
 
 from __future__ import annotations
