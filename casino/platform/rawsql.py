@@ -530,8 +530,8 @@ def _instance(model: type[M], row: Sequence[Any] | None, db: BaseDatabaseWrapper
     if _plain_init(model):
         # What from_db -> Model.__init__ leaves behind for a full row of a plain model (no
         # __init__, from_db or init signal receivers of its own): the values in the
-        # instance's __dict__ under their attnames, and a loaded state. About 12 us less a
-        # row: the generic __init__ and its two signal sends (tests/casino/test_rawsql.py).
+        # instance's __dict__ under their attnames, and a loaded state, without the generic
+        # __init__ and its two signal sends (tests/casino/test_rawsql.py).
         new = model.__new__(model)
         state = new._state = ModelState()
         state.adding, state.db = False, using
