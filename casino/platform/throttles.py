@@ -29,8 +29,9 @@ import threading
 import time
 import uuid
 from collections import deque
-from typing import Any, cast
+from typing import Any
 
+import redis
 from django.conf import settings
 from django.core.cache import DEFAULT_CACHE_ALIAS, caches
 from django.core.cache.backends.redis import RedisCache
@@ -65,19 +66,32 @@ _scripts: dict[int, Any] = {}  # id(shared client) -> its registered script
 # One Redis client per cache location, shared by every thread of the process. Django keeps a
 # cache backend per request context (each ASGI request gets its own, with its own connection
 # pool), so going through it would open a new Redis connection for every request.
-_clients: dict[tuple[str, ...], Any] = {}
+_clients: dict[tuple[Any, ...], Any] = {}  # (servers, options) -> its client
 _clients_lock = threading.Lock()
 
 
-def _shared_client(cache: RedisCache) -> Any:
-    servers = tuple(cast(Any, cache)._servers)
-    client = _clients.get(servers)
+def _shared_client() -> Any:
+    """A redis-py client for the default cache's primary (write) server, kept for the process.
+
+    Built from the cache's public settings as Django's RedisCache reads them: LOCATION is a
+    URL or a comma-separated list (or list) of URLs whose first is the write server; OPTIONS
+    other than Django's own (serializer, pool and parser classes) go to the connection pool.
+    """
+    conf = settings.CACHES[DEFAULT_CACHE_ALIAS]
+    location = conf["LOCATION"]
+    servers = tuple(location.split(",") if isinstance(location, str) else location)
+    options = {
+        name: value
+        for name, value in conf.get("OPTIONS", {}).items()
+        if name not in ("serializer", "pool_class", "parser_class")
+    }
+    found = (servers, tuple(sorted(options.items(), key=lambda item: item[0])))
+    client = _clients.get(found)
     if client is None:
         with _clients_lock:
-            client = _clients.get(servers)
-            if client is None:  # Django's client for the primary (write) server, kept
-                client = cast(Any, cache)._cache.get_client(None, write=True)
-                _clients[servers] = client
+            client = _clients.get(found)
+            if client is None:
+                client = _clients[found] = redis.Redis.from_url(servers[0], **options)
     return client
 
 
@@ -86,9 +100,9 @@ _redis_default: list[tuple[Any, RedisCache]] = []  # [(settings.CACHES it came f
 
 def _default_cache() -> Any:
     """The default cache backend. A Redis one is kept for the process: this module uses only
-    its key function and server list (the client is `_shared_client`), and `caches[...]`
-    builds a new backend for every request context (about 12 us, a third of the throttle).
-    Other backends (the embedded default's local memory) come from `caches` as before."""
+    its key function (the client is `_shared_client`), and `caches[...]` builds a new backend
+    for every request context. Other backends (the embedded default's local memory) come
+    from `caches` each time."""
     conf = settings.CACHES
     if _redis_default and _redis_default[0][0] is conf:  # the same settings (tests change them)
         return _redis_default[0][1]
@@ -207,7 +221,7 @@ class ScopedThrottle(SimpleRateThrottle):
     def _allow_on_redis(self, cache: RedisCache) -> bool:
         self.key = self.get_cache_key(None, None)
         key = cache.make_and_validate_key(f"{self.key}:window")
-        client = _shared_client(cache)
+        client = _shared_client()
         script = _scripts.get(id(client))
         if script is None:
             script = _scripts[id(client)] = client.register_script(_WINDOW_LUA)

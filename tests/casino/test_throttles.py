@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 import pytest
+import redis
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.core.cache.backends.redis import RedisCache
@@ -93,9 +94,13 @@ def test_on_redis_the_window_is_one_atomic_script_with_drfs_rule(settings: objec
     wait = throttle.wait()
     assert wait is not None and 60 - (time.time() - started) - 1 <= wait <= 60
     # The window lives in one sorted set under the cache's key space, with an expiry.
+    # It is in the cache's own Redis (read through a client of the cache's LOCATION).
     key = cache.make_and_validate_key("throttle:money:user:4242:window")
-    client = cache._cache.get_client(key)  # type: ignore[attr-defined]
+    client = redis.Redis.from_url(settings.CACHES["default"]["LOCATION"])  # type: ignore[attr-defined]
     assert client.zcard(key) == 3 and 0 < client.ttl(key) <= 60
+    assert cache.get("throttle-probe") is None
+    cache.set("throttle-probe", 1, 30)  # the cache's writes land where the window is
+    assert client.exists(cache.make_and_validate_key("throttle-probe")) == 1
     # A view's request is counted in that window; reads are never limited.
     factory = APIRequestFactory()
     view = APIView()
