@@ -77,7 +77,7 @@ def _shared_client() -> Any:
     URL or a comma-separated list (or list) of URLs whose first is the write server; OPTIONS
     other than Django's own (serializer, pool and parser classes) go to the connection pool.
     """
-    conf = settings.CACHES[DEFAULT_CACHE_ALIAS]
+    conf: dict[str, Any] = settings.CACHES[DEFAULT_CACHE_ALIAS]
     location = conf["LOCATION"]
     servers = tuple(location.split(",") if isinstance(location, str) else location)
     options = {
