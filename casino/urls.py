@@ -8,6 +8,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from casino.platform.errors import error_body
 from casino.platform.health import healthz
+from casino.site.views import root as site_root
 
 
 def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
@@ -27,4 +28,6 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/", include("casino.api_urls")),
     path("fairness/", include("fairness.page_urls")),
+    path("", site_root, name="site-root"),  # the player site is the front page
+    path("play/", include("casino.site.urls")),
 ]

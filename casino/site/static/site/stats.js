@@ -1,0 +1,42 @@
+// /play/events/ and /play/leaderboard/: the public stats the server already keeps.
+import { $, api, showError, usdc } from "./common.js";
+
+const NAMES = { classic: "Classic", atlantic_city: "Atlantic City", duel: "Duel", duel_classic: "Duel classic" };
+
+function row(cells) {
+  const tr = document.createElement("tr");
+  for (const c of cells) {
+    const td = document.createElement("td");
+    if (c instanceof Node) td.append(c);
+    else td.textContent = String(c);
+    tr.append(td);
+  }
+  return tr;
+}
+
+async function events() {
+  const [wins, tables] = await Promise.all([api("/api/stats/biggest-wins/"), api("/api/stats/tables/")]);
+  $("wins").querySelector("tbody").replaceChildren(...wins.map((w) => {
+    const link = Object.assign(document.createElement("a"), {
+      href: `/fairness/verify/?round=${encodeURIComponent(w.round_id)}`, textContent: "Verify",
+    });
+    return row([w.player, NAMES[w.ruleset] ?? w.ruleset, usdc(w.net), new Date(w.finished_at).toLocaleString(), link]);
+  }));
+  $("table-stats").querySelector("tbody").replaceChildren(...tables.map((t) => row([
+    t.table_id, NAMES[t.ruleset] ?? t.ruleset, t.rounds, usdc(t.handle), usdc(t.players_net), t.open_rounds,
+  ])));
+}
+
+async function leaders() {
+  const rows = await api(`/api/stats/leaderboard/?period=${$("period").value}`);
+  $("leaders").querySelector("tbody").replaceChildren(...rows.map((r, i) => row([
+    i + 1, r.player, r.rounds, usdc(r.handle), usdc(r.net),
+  ])));
+}
+
+const page = document.body.dataset.page;
+if (page === "events") events().catch(showError);
+if (page === "leaderboard") {
+  $("period").addEventListener("change", () => leaders().catch(showError));
+  leaders().catch(showError);
+}

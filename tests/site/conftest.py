@@ -1,0 +1,139 @@
+"""The player site's browser tests: one real `serve` (daphne: HTTP and the table WebSocket)
+on its own SQLite file for the whole session, and Debian's Chromium driven by Playwright.
+
+The server runs `tests/site/stacked_serve.py`, so a test can stack the next round's cards.
+Every page a test opens must log no console error and raise no script error.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.chromium import CHROMIUM_ARGS
+from tests.e2e.conftest import base_env, free_port, manage
+from tests.site.stacked_serve import PASSWORD, PLAYERS
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVE = Path(__file__).with_name("stacked_serve.py")
+
+
+@dataclass
+class Site:
+    url: str
+    stack_dir: Path
+    users: list[str] = field(default_factory=lambda: list(PLAYERS))
+
+    def stack(self, cards: list[str]) -> None:
+        """The next round opened deals `cards` first (dealing order)."""
+        (self.stack_dir / "stack.json").write_text(json.dumps(cards))
+
+    def user(self) -> str:
+        """A test player no earlier test used (their preferences and tables are fresh)."""
+        return self.users.pop(0)
+
+
+@pytest.fixture(scope="session")
+def site() -> Iterator[Site]:
+    with tempfile.TemporaryDirectory(prefix="site-tests-") as tmp:
+        env = base_env(
+            DATABASE_URL=f"sqlite:///{tmp}/site.sqlite3",
+            SITE_STACK_DIR=tmp,
+            THROTTLE_MONEY="100000/min",
+            THROTTLE_LOGIN="100000/min",
+            DEMO_MODE="1",
+        )
+        manage(env, "migrate", "--noinput", "-v", "0")
+        manage(env, "seed_demo")
+        port = free_port()
+        with open(Path(tmp) / "serve.log", "wb") as log:
+            proc = subprocess.Popen(
+                [sys.executable, str(SERVE), "--port", str(port)],
+                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+            )  # fmt: skip
+            url = f"http://127.0.0.1:{port}"
+            try:
+                wait_healthy(url, proc, Path(tmp) / "serve.log")
+                yield Site(url=url, stack_dir=Path(tmp))
+            finally:
+                proc.terminate()
+                proc.wait(timeout=15)
+
+
+def wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"serve exited:\n{log.read_text(errors='replace')[-3000:]}")
+        try:
+            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)  # readiness polling of a subprocess, not a test timing assumption
+    raise RuntimeError(f"serve did not answer within 90 s:\n{log.read_text(errors='replace')}")
+
+
+class Browser:
+    """One Chromium for the test; each `page()` is a new context (its own cookies), every
+    console error and script error of every page collected in `errors`."""
+
+    def __init__(self, browser: Any) -> None:
+        self.browser = browser
+        self.errors: list[str] = []
+        self.contexts: list[Any] = []
+
+    def page(self, *, width: int = 1366, height: int = 768) -> Any:
+        context = self.browser.new_context(viewport={"width": width, "height": height})
+        self.contexts.append(context)
+        page = context.new_page()
+        page.on("pageerror", lambda exc: self.errors.append(f"pageerror: {exc}"))
+        page.on(
+            "console",
+            lambda msg: self.errors.append(f"console: {msg.text}") if msg.type == "error" else None,
+        )
+        return page
+
+
+@pytest.fixture
+def browser() -> Iterator[Browser]:
+    from playwright.sync_api import sync_playwright  # only the browser tests load Playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS, headless=True
+        )
+        held = Browser(chromium)
+        try:
+            yield held
+        finally:
+            chromium.close()
+        assert held.errors == []
+
+
+def sign_in(page: Any, site: Site, username: str, password: str = PASSWORD) -> None:
+    """Sign in through the form of /play/ and wait for the wallet."""
+    page.goto(f"{site.url}/play/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_selector("#wallet-available:not(:text('…'))")
+
+
+def personal_table(page: Any, ruleset: str) -> int:
+    """Open your personal table of `ruleset` from the lobby; its id."""
+    label = {"classic": "Personal classic table", "atlantic_city": "Personal Atlantic City table"}
+    page.get_by_role("button", name=label[ruleset]).click()
+    page.wait_for_url("**/play/*/")
+    page.wait_for_selector("#table[data-socket='open']")
+    return int(page.url.rstrip("/").rsplit("/", 1)[1])
