@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable
-from functools import lru_cache
 from typing import Any, Final
 
 from casino.engine import banked, duel
@@ -164,10 +163,18 @@ def _seat(s: RoundState, player_id: str) -> Participant:
 
 # The last table that passed the checks. A table (and the simulator) opens round after round
 # with the very same immutable participants and options objects: an identity match skips
-# hashing them for the lru_cache below, which cost more than the rest of opening a round.
-# One tuple, read and replaced whole (atomic under the GIL; the held references keep the ids
-# from being reused).
+# the lookup below. One tuple, read and replaced whole (atomic under the GIL; the held
+# references keep the ids from being reused).
 _last_valid_table: list[tuple[object, object, object]] = [(None, None, None)]
+
+# The tables that passed the checks, keyed by every value the checks read: the rule set's
+# name, the four limits, and the seats' player ids and client seeds, in seat order (the key's
+# length gives the seat count). Plain strings and ints hash and compare in C; the Participant
+# and RoundOptions objects (a verifier decodes new ones every round) hash and compare through
+# a Python method each. Value: the rule set that passed them, so another rule set of the same
+# name is checked anew. Emptied when full.
+_valid_tables: dict[tuple[Any, ...], RuleSet] = {}
+_VALID_TABLES_MAX: Final = 256
 
 
 def _check_table(rules: RuleSet, command: OpenRound) -> None:
@@ -175,13 +182,20 @@ def _check_table(rules: RuleSet, command: OpenRound) -> None:
     last = _last_valid_table[0]
     if last[0] is rules and last[1] is participants and last[2] is options:
         return
-    problems = _table_problems(rules, participants, options)
-    if problems:
-        raise DomainError(E.INVALID_TABLE, problems)
+    key = (
+        rules.name, options.min_bet, options.max_bet, options.chip_unit, options.stake,
+        *[p.player_id for p in participants], *[p.client_seed for p in participants],
+    )  # fmt: skip
+    if _valid_tables.get(key) is not rules:
+        problems = _table_problems(rules, participants, options)
+        if problems:
+            raise DomainError(E.INVALID_TABLE, problems)
+        if len(_valid_tables) >= _VALID_TABLES_MAX:
+            _valid_tables.clear()
+        _valid_tables[key] = rules
     _last_valid_table[0] = (rules, participants, options)
 
 
-@lru_cache(maxsize=256)  # tables open round after round with the same seats and limits
 def _table_problems(rules: RuleSet, participants: tuple[Participant, ...], o: RoundOptions) -> str:
     players = [p.player_id for p in participants]
     problems = []
