@@ -12,6 +12,7 @@ chain and the Ed25519 signature; then the chains across rounds (section 6). Pure
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import json
 import re
@@ -262,9 +263,34 @@ def _init_worker(published: dict[str, str] | None, replay: bool) -> None:
     _worker_replay = load_engine_replay() if replay else None
 
 
-def _verify_chunk(chunk: tuple[int, list[bytes]]) -> list[RoundReport]:
+# A report crosses from a worker as the tuple of its fields (`_packed`): pickling a slots
+# dataclass goes through copyreg's generic reduction, object by object, in the parent too.
+_REPORT_FIELDS = tuple(f.name for f in dataclasses.fields(RoundReport))
+
+
+def _packed(report: RoundReport) -> tuple[Any, ...]:
+    return tuple([getattr(report, name) for name in _REPORT_FIELDS])
+
+
+def _verify_chunk(chunk: tuple[int, list[bytes]]) -> list[tuple[Any, ...]]:
     first_line, lines = chunk
-    return list(verify_lines(lines, _worker_keys, _worker_replay, first_line))
+    return [_packed(r) for r in verify_lines(lines, _worker_keys, _worker_replay, first_line)]
+
+
+def _pool_context() -> Any:
+    """The workers' start method: fork where the platform has it and this process runs no
+    other thread (a worker starts as a copy of this process, the verifier and the rule
+    engine already imported and compiled), else spawn (every worker imports them anew)."""
+    import multiprocessing
+    import threading
+
+    if (
+        sys.platform.startswith("linux")
+        and threading.active_count() == 1
+        and "fork" in multiprocessing.get_all_start_methods()
+    ):
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
 
 
 def _chunks(source: Iterable[bytes]) -> Iterator[tuple[int, list[bytes]]]:
@@ -282,13 +308,12 @@ def _reports(
     if jobs <= 1:
         yield from verify_lines(source, keys, load_engine_replay() if replay else None)
         return
-    import multiprocessing
-
-    with multiprocessing.get_context("spawn").Pool(
+    with _pool_context().Pool(
         jobs, initializer=_init_worker, initargs=(keys.published, replay)
     ) as pool:
-        for reports in pool.imap(_verify_chunk, _chunks(source)):
-            yield from reports
+        for packed in pool.imap(_verify_chunk, _chunks(source)):
+            for fields in packed:
+                yield RoundReport(*fields)
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
