@@ -1,9 +1,6 @@
 FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
 WORKDIR /app
-# libsodium23: the verifier's fast Ed25519 acceptance (fairness/ed25519.py); optional.
-RUN apt-get update && apt-get install -y --no-install-recommends libsodium23 \
-    && rm -rf /var/lib/apt/lists/*
 COPY requirements.txt .
 RUN pip install --no-cache-dir -r requirements.txt
 COPY . .
