@@ -461,9 +461,9 @@ def _libsodium_signer(private_key_hex: str) -> ed25519.Signs | None:
 
 
 def _sign(canonical: bytes) -> tuple[str, SigningKey]:
-    """The signature of a receipt's canonical JSON under the current key: libsodium's where
-    the system has it (the same bytes as `cryptography`'s, fewer instructions;
-    `fairness.ed25519.signer`)."""
+    """The signature of a receipt's canonical JSON under the current key, by libsodium
+    (`fairness.ed25519.signer`: the same bytes as `cryptography`'s, which signs only for a key
+    libsodium's signer refuses: a malformed one)."""
     key = signing_key_current()
     signs = _libsodium_signer(settings.RECEIPT_SIGNING_KEY)
     if signs is not None:
