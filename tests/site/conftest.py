@@ -32,11 +32,16 @@ SERVE = Path(__file__).with_name("stacked_serve.py")
 class Site:
     url: str
     stack_dir: Path
+    env: dict[str, str]
     users: list[str] = field(default_factory=lambda: list(PLAYERS))
 
     def stack(self, cards: list[str]) -> None:
         """The next round opened deals `cards` first (dealing order)."""
         (self.stack_dir / "stack.json").write_text(json.dumps(cards))
+
+    def manage(self, *args: str) -> None:
+        """A management command against the served database (e.g. void_round)."""
+        manage(self.env, *args)
 
     def user(self) -> str:
         """A test player no earlier test used (their preferences and tables are fresh)."""
@@ -64,7 +69,7 @@ def site() -> Iterator[Site]:
             url = f"http://127.0.0.1:{port}"
             try:
                 wait_healthy(url, proc, Path(tmp) / "serve.log")
-                yield Site(url=url, stack_dir=Path(tmp))
+                yield Site(url=url, stack_dir=Path(tmp), env=env)
             finally:
                 proc.terminate()
                 proc.wait(timeout=15)
@@ -137,3 +142,29 @@ def personal_table(page: Any, ruleset: str) -> int:
     page.wait_for_url("**/play/*/")
     page.wait_for_selector("#table[data-socket='open']")
     return int(page.url.rstrip("/").rsplit("/", 1)[1])
+
+
+def button(page: Any, name: str) -> Any:
+    return page.get_by_role("button", name=name, exact=True)
+
+
+def enabled(page: Any, name: str) -> bool:
+    return bool(button(page, name).is_enabled())
+
+
+def click(page: Any, name: str) -> None:
+    button(page, name).click()
+
+
+def finish_round(page: Any) -> None:
+    """Play the round in front of you to its end: decline every offer, then stand."""
+    for _ in range(40):
+        if page.locator("#verify-link").count():
+            return
+        for name in ("No insurance", "No even money", "Stand"):
+            target = button(page, name)
+            if target.count() and target.is_visible() and target.is_enabled():
+                target.click()
+                break
+        page.wait_for_timeout(100)  # the next view arrives over the socket
+    raise AssertionError("the round did not end")

@@ -6,17 +6,9 @@ from typing import Any
 
 import pytest
 
-from tests.site.conftest import Browser, Site, personal_table, sign_in
+from tests.site.conftest import Browser, Site, button, click, enabled, personal_table, sign_in
 
 pytestmark = pytest.mark.browser
-
-
-def enabled(page: Any, name: str) -> bool:
-    return bool(page.get_by_role("button", name=name, exact=True).is_enabled())
-
-
-def click(page: Any, name: str) -> None:
-    page.get_by_role("button", name=name, exact=True).click()
 
 
 def test_sign_in_and_the_lobby(site: Site, browser: Browser) -> None:
@@ -62,3 +54,132 @@ def test_a_classic_round_played_by_clicking(site: Site, browser: Browser) -> Non
     assert page.get_by_role("button", name="Rebet & deal").is_visible()
     assert page.get_by_role("button", name="Double bet & deal").is_visible()
     assert page.get_by_role("button", name="Change bet").is_visible()
+
+
+def deal(page: Any, site: Site, cards: list[str], chip: str = "Chip 1 USDC") -> None:
+    """Bet one chip (or rebet) and deal the stacked `cards` (player, hole, player, up...)."""
+    site.stack(cards)
+    if button(page, "Rebet & deal").is_visible():
+        click(page, "Rebet & deal")
+    else:
+        click(page, chip)
+        click(page, "Deal")
+    page.wait_for_function(
+        "document.querySelector('#table').dataset.state !== 'idle'"
+        " || !document.querySelector('#error').hidden"
+    )
+    assert page.locator("#error").is_hidden(), page.inner_text("#error")
+
+
+def mine(page: Any) -> Any:
+    return page.locator("#boxes .box.mine .hand")
+
+
+def test_split_to_four_hands_and_double_after_split(site: Site, browser: Browser) -> None:
+    page = browser.page()
+    sign_in(page, site, site.user())
+    personal_table(page, "classic")
+    deal(page, site, ["8S", "9D", "8H", "6C", "8D", "8C", "8H", "3S"])
+    page.wait_for_selector("#actions:not([hidden])")
+    for _ in range(3):
+        page.wait_for_function("!document.querySelector('#split').disabled")
+        click(page, "Split")
+    page.wait_for_function("document.querySelectorAll('#boxes .box.mine .hand').length === 4")
+    page.wait_for_function("!document.querySelector('#double').disabled")
+    assert not enabled(page, "Split")  # three splits at most: four hands
+    click(page, "Double")
+    page.wait_for_function("document.querySelector('.hand.in-turn')?.dataset.hand !== '0'")
+    for _ in range(3):
+        page.wait_for_function(
+            "!document.querySelector('#stand').disabled || !!document.querySelector('#verify-link')"
+        )
+        if page.locator("#verify-link").count():
+            break
+        click(page, "Stand")
+    page.wait_for_selector("#verify-link")
+    assert mine(page).count() == 4
+    assert mine(page).nth(0).locator(".card").count() == 3  # doubled: one card more
+
+
+def test_insurance_taken_and_declined_and_even_money(site: Site, browser: Browser) -> None:
+    page = browser.page()
+    sign_in(page, site, site.user())
+    personal_table(page, "classic")
+    deal(page, site, ["TS", "KD", "9S", "AS"])  # dealer A up, K in the hole: blackjack
+    page.wait_for_selector("#prompt[data-kind='insurance']")
+    assert page.locator("#actions").is_hidden()  # no play before the answer
+    click(page, "Insurance")
+    page.wait_for_selector("#verify-link")
+    assert "broke even" in page.inner_text("#result-text")  # lost 1, insurance paid 2 to 1
+
+    deal(page, site, ["TS", "5D", "9S", "AH"])  # no dealer blackjack
+    page.wait_for_selector("#prompt[data-kind='insurance']")
+    click(page, "No insurance")
+    page.wait_for_function("!document.querySelector('#stand').disabled")
+    click(page, "Stand")
+    page.wait_for_selector("#verify-link")
+
+    deal(page, site, ["AS", "5D", "KH", "AH"])  # a blackjack against an ace
+    page.wait_for_selector("#prompt[data-kind='even_money']")
+    click(page, "Even money")
+    page.wait_for_selector("#verify-link")
+    assert "even money" in page.inner_text("#boxes")
+    assert "won 1.00 USDC" in page.inner_text("#result-text")
+
+
+def test_the_safety_net_warns_cancels_and_confirms(site: Site, browser: Browser) -> None:
+    page = browser.page()
+    sign_in(page, site, site.user())
+    personal_table(page, "classic")
+    page.locator("#options summary").click()
+    if not page.get_by_label("Safety net").is_checked():
+        page.get_by_label("Safety net").check()
+        page.wait_for_function("window.__site.state.prefs.safety_net === true")
+    deal(page, site, ["TS", "9D", "7C", "8D"])  # hard 17
+    page.wait_for_function("!document.querySelector('#hit').disabled")
+    page.keyboard.press("h")
+    page.wait_for_selector("#prompt[data-kind='safety']")
+    assert "17" in page.inner_text("#prompt")
+    click(page, "Cancel")
+    assert page.locator("#prompt").is_hidden()
+    assert mine(page).nth(0).locator(".card").count() == 2
+    click(page, "Hit")
+    click(page, "Hit anyway")
+    page.wait_for_function("document.querySelectorAll('#boxes .box.mine .card').length === 3")
+    assert enabled(page, "Stand") and not enabled(page, "Double")  # three cards: no double
+    page.keyboard.press("s")
+    page.wait_for_selector("#verify-link")
+    page.keyboard.press("Enter")  # rebet & deal from the keyboard
+    page.wait_for_function("!document.querySelector('#verify-link')")
+
+
+def test_options_persist_and_left_handed_mirrors_the_buttons(site: Site, browser: Browser) -> None:
+    page = browser.page()
+    user = site.user()
+    sign_in(page, site, user)
+    table = personal_table(page, "classic")
+    page.locator("#options summary").click()
+    deal_x = button(page, "Deal").bounding_box()["x"]
+    clear_x = button(page, "Clear").bounding_box()["x"]
+    assert deal_x < clear_x
+    page.get_by_label("Left-handed").check()
+    page.wait_for_function("window.__site.state.prefs.left_handed === true")
+    assert button(page, "Deal").bounding_box()["x"] > button(page, "Clear").bounding_box()["x"]
+    for label in ("Animation", "Audio", "Offer insurance"):
+        page.get_by_label(label).set_checked(not page.get_by_label(label).is_checked())
+        page.wait_for_timeout(200)  # each change is its own PATCH
+    click(page, "Felt: green")
+    page.wait_for_function("document.querySelector('#table').dataset.felt === 'blue'")
+    chosen = {
+        label: page.get_by_label(label).is_checked()
+        for label in ("Animation", "Audio", "Offer insurance", "Left-handed", "Safety net")
+    }
+    for other in (page, browser.page()):
+        if other is not page:
+            sign_in(other, site, user)
+        other.goto(f"{site.url}/play/{table}/")
+        other.wait_for_function("window.__site.state.prefs !== null")
+        assert other.locator("#table").get_attribute("data-felt") == "blue"
+        for label, checked in chosen.items():
+            assert other.get_by_label(label).is_checked() == checked, label
+        assert other.evaluate("document.body.classList.contains('left-handed')")

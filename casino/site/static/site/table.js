@@ -397,6 +397,7 @@ function connect() {
   window.__site.ws = ws;
   ws.addEventListener("open", () => {
     attempts = 0;
+    metrics.socketOpen ??= performance.now();
     $("table").dataset.socket = "open";
     if (s.round) ws.send(JSON.stringify({ type: "resume", rounds: { [s.round.round_id]: s.round.version } }));
   });
@@ -673,6 +674,7 @@ async function start() {
   wireSeats();
   wireOptions();
   render();
+  metrics.firstRender = performance.now(); // ms since navigation start: the page is drawn
   connect();
   try {
     s.prefs = await api("/api/me/preferences/");
