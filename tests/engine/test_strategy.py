@@ -6,6 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from casino.engine.bots import bot_command
+from casino.engine.commands import OpenRound
+from casino.engine.decider import step
+from casino.engine.rules import RULESETS
+from casino.engine.shoe import FastShoe
+from casino.engine.simulator import BankedBot, _allowed
+from casino.engine.state import PLAYING
 from casino.engine.strategy import (
     DOUBLE,
     DUEL_DEFAULT,
@@ -22,6 +29,8 @@ from casino.engine.strategy import (
     hand_total,
     takes_insurance,
 )
+
+from .helpers import COMMITMENT, T0, options_for, participants
 
 ALL: frozenset[Move] = frozenset({HIT, STAND, DOUBLE, SPLIT})
 NO_SPLIT: frozenset[Move] = frozenset({HIT, STAND, DOUBLE})
@@ -162,3 +171,28 @@ def test_duel_strategy() -> None:
     assert DuelStrategy(hit_until=25).move(["TS", "AH"]) == STAND  # 21 never hits
     with pytest.raises(ValueError):
         DUEL_DEFAULT.move(["TS", "6H"], ())
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    name=st.sampled_from(["classic", "atlantic_city", "duel_classic"]), seed=st.integers(0, 2**40)
+)
+def test_the_simulators_memoised_bot_plays_basic_strategy(name: str, seed: int) -> None:
+    """BankedBot answers from a memo keyed on what the chart reads: it must give the move
+    `basic_strategy` gives, hand by hand, over whole rounds."""
+    rules = RULESETS[name]
+    bot = BankedBot(rules)
+    shoe = FastShoe(seed)
+    opening = OpenRound("r", "t", name, "c", 1, COMMITMENT, participants(1), options_for(name))
+    _, state = step(None, opening, T0, shoe)
+    while not state.finished:
+        command = bot_command(state, "p1", (options_for(name).min_bet,) * rules.max_boxes)
+        assert command is not None, state.phase
+        if state.phase == PLAYING and state.turn >= 0:
+            up = state.dealer.cards[1 - rules.hole_card_index]
+            hand = state.boxes[state.turn].hands[state.turn_hand]
+            expected = basic_strategy(
+                hand.cards, up, _allowed(rules, state), double_after_split=rules.double_after_split
+            )
+            assert bot.move(state, up) == expected
+        _, state = step(state, command, T0, shoe)
