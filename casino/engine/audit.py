@@ -84,12 +84,17 @@ _CARD_TYPES = frozenset({PlayerCardDealt, DealerCardDealt})
 
 
 def _bets(events: Sequence[Event], i: int, e: BetPlaced) -> PlaceBet:
-    amounts: dict[int, int] = {}
-    for later in events[i:]:
-        if type(later) is not BetPlaced or later.player_id != e.player_id:
+    """The bet of event i's player on every box: their BetPlaced events from i on."""
+    player = e.player_id
+    amounts = {e.box: e.amount}
+    for j in range(i + 1, len(events)):
+        later: Any = events[j]
+        if type(later) is not BetPlaced or later.player_id != player:
             break
         amounts[later.box] = later.amount
-    return PlaceBet(e.player_id, tuple(amounts.get(b, 0) for b in range(max(amounts) + 1)))
+    if len(amounts) == 1 and e.box == 0:  # one box, the first: the common bet
+        return PlaceBet(player, (e.amount,))
+    return PlaceBet(player, tuple(amounts.get(b, 0) for b in range(max(amounts) + 1)))
 
 
 def _voided(e: RoundVoided, state: RoundState | None) -> Command:
@@ -191,11 +196,9 @@ def _command_times(events: Sequence[Event], rules: RuleSet) -> list[int | None]:
         }
         _OFFSETS[rules.name] = cached = (rules, offsets)
     get = cached[1].get
-    times: list[int | None] = []
-    for e in events:
-        timed = get(type(e))
-        times.append(None if timed is None else int(getattr(e, timed[0])) - timed[1])
-    return times
+    return [
+        None if (timed := get(type(e))) is None else getattr(e, timed[0]) - timed[1] for e in events
+    ]
 
 
 # Recorded events that only a decision starts (a PlayerCardDealt may be a hit or a card the
