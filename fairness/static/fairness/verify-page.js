@@ -30,13 +30,36 @@ function showPlay(play) {
   }));
 }
 
-function show(result, title) {
+/** Micro-USDC (an integer, as receipts keep it) in words: "1.50 USDC". */
+function usdcWords(micro) {
+  const whole = Math.floor(Math.abs(micro) / 1e6);
+  const frac = String(Math.abs(micro) % 1e6).padStart(6, "0").replace(/0{1,4}$/, "").padEnd(2, "0");
+  return `${micro < 0 ? "-" : ""}${whole}.${frac} USDC`;
+}
+
+/** What a voided round would have paid (reversed payouts), in words. */
+function voidWords(payouts) {
+  const paid = (payouts.reversed_payouts ?? []).filter((p) => p.amount > 0);
+  const refunds = (payouts.refunds ?? []).reduce((sum, r) => sum + r.amount, 0);
+  const would = paid.length
+    ? `It would have paid ${paid.map((p) => `${usdcWords(p.amount)} to player ${p.player_id}`).join(", ")}.`
+    : "It had paid nothing when it was voided.";
+  return `Every stake was refunded (${usdcWords(refunds)}). ${would}`;
+}
+
+function show(result, title, receipt = null) {
   const verdict = $("verdict");
   verdict.dataset.state = result.ok ? "ok" : "failed";
   const played = result.play?.ran && result.play.ok ? " The play, decided again here, is the rules' own." : "";
   verdict.textContent = result.ok
     ? `Verified: ${title} is fair (${result.cards.length} cards match).${played}`
     : `FAILED: ${title} does not verify (${result.failures.length} problem${result.failures.length === 1 ? "" : "s"}).`;
+  if (result.ok && receipt?.outcome === "voided") {
+    // A void is not a fair result to be paid: say so first, with its reason.
+    verdict.dataset.state = "voided";
+    verdict.textContent = `Voided: ${title} was voided (${receipt.payouts?.reason ?? "no reason given"}). ` +
+      `${voidWords(receipt.payouts ?? {})} Its cards and seed verify (${result.cards.length} cards match).`;
+  }
   showPlay(result.play);
   const failures = $("failures");
   failures.replaceChildren(...result.failures.map((f) => {
@@ -78,6 +101,14 @@ function working(text) {
   showPlay(null);
 }
 
+/** A round still in play has no proof yet: that is not a failure. */
+function pending(id) {
+  working("");
+  const verdict = $("verdict");
+  verdict.dataset.state = "pending";
+  verdict.textContent = `Round ${id} is still in play: its proof comes when it ends. Come back after the round.`;
+}
+
 function problem(message) {
   show({ ok: false, failures: [message], cards: [], checks: {} }, "the input");
 }
@@ -100,7 +131,7 @@ async function verifyInput(input, title) {
   const result = Array.isArray(line.events)
     ? await verifyBundle(line, keys)
     : await verifyReceiptOnly(line, keys);
-  show(result, title);
+  show(result, title, line.receipt ?? null);
 }
 
 $("by-round").addEventListener("submit", async (event) => {
@@ -110,6 +141,10 @@ $("by-round").addEventListener("submit", async (event) => {
   try {
     const response = await fetch(`/api/fairness/rounds/${encodeURIComponent(id)}`);
     const body = await response.json();
+    if (response.status === 409 && body.error?.code === "proof_not_ready") {
+      pending(id);
+      return;
+    }
     if (!response.ok) {
       problem(`${body.error?.code ?? "error"}: ${body.error?.message ?? response.status}`);
       return;
@@ -159,3 +194,9 @@ $("by-seeds").addEventListener("submit", async (event) => {
   }
 });
 
+// /fairness/verify/?round=ID (the history's Verify links): verify that round at once.
+const asked = new URLSearchParams(location.search).get("round");
+if (asked) {
+  $("round-id").value = asked;
+  $("by-round").requestSubmit();
+}
