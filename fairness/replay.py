@@ -181,21 +181,99 @@ def load_decoded() -> DecodedCheck | None:
     return check
 
 
-def load() -> Check | None:
-    """Proof of play on bundle events, or None when the rule engine is not importable."""
-    decided, decoders = load_decoded(), load_decoders()
-    if decided is None or decoders is None:
-        return None
+class PlayCheck:
+    """Proof of play on bundle events, as `load` gives it: called as a `Check`. Its halves
+    serve a caller that decodes a round's events before its other checks: `decode` (the
+    engine's events, or None when one does not decode: the call then says why) and
+    `decided` (the proof of play on the decoded events). `shapes_strict`: every event that
+    decodes has data of exactly the shape `fairness.bundle`'s strict check asks of its type
+    (the same fields, the same nested objects and lists of them), so that check need not
+    look at the data of a round that decoded."""
 
-    def check(
+    __slots__ = ("_decoders", "decided", "shapes_strict")
+
+    def __init__(self, decoders: Decoders, decided: DecodedCheck, shapes_strict: bool) -> None:
+        self._decoders = decoders
+        self.decided = decided
+        self.shapes_strict = shapes_strict
+
+    def decode(self, events: Sequence[Mapping[str, Any]]) -> list[Any] | None:
+        decoders = self._decoders
+        try:
+            return [decoders[e["type"]](e["data"]) for e in events]
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def __call__(
+        self,
         events: Sequence[Mapping[str, Any]],
         receipt: Mapping[str, Any],
         dealt: Sequence[str] | None = None,
     ) -> list[str]:
+        decoders = self._decoders
         try:
             objects: list[Any] = [decoders[e["type"]](e["data"]) for e in events]
         except (KeyError, TypeError, ValueError) as exc:
             return [f"play: an event does not decode ({type(exc).__name__}: {exc})"]
-        return decided(objects, receipt, dealt)
+        return self.decided(objects, receipt, dealt)
 
-    return check
+
+def _shape(cls: type[Any]) -> dict[str, str | None]:
+    """A dataclass's fields as `fairness.bundle.EVENT_DATA` writes them: None for a plain
+    value, "Name" for a nested dataclass, "[Name]" for a tuple of them ("[]": of plain values)."""
+    hints = typing.get_type_hints(cls)
+    shape: dict[str, str | None] = {}
+    for field in dataclasses.fields(cls):
+        hint = hints[field.name]
+        if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+            shape[field.name] = hint.__name__
+        elif typing.get_origin(hint) is tuple:
+            inner = (typing.get_args(hint) or (None,))[0]
+            if isinstance(inner, type) and dataclasses.is_dataclass(inner):
+                shape[field.name] = f"[{inner.__name__}]"
+            else:
+                shape[field.name] = "[]"
+        else:
+            shape[field.name] = None
+    return shape
+
+
+def shapes_strict(event_types: Mapping[str, type[Any]]) -> bool:
+    """Whether these event classes, decoded by `compile_decoders`, hold exactly the data
+    shapes of `fairness.bundle` (EVENT_DATA, NESTED): the same types, the same fields in each,
+    and the same nested objects, each with the same fields and no deeper nesting."""
+    from fairness.bundle import EVENT_DATA, NESTED
+
+    if set(event_types) != set(EVENT_DATA):
+        return False
+    nested: dict[str, type[Any]] = {}
+    for type_, cls in event_types.items():
+        if _shape(cls) != EVENT_DATA[type_]:
+            return False
+        hints = typing.get_type_hints(cls)
+        for field in dataclasses.fields(cls):
+            hint = hints[field.name]
+            inner = (typing.get_args(hint) or (None,))[0] if typing.get_origin(hint) else hint
+            if isinstance(inner, type) and dataclasses.is_dataclass(inner):
+                nested[inner.__name__] = inner
+    return all(
+        name in NESTED
+        and tuple(_shape(cls)) == NESTED[name]
+        and all(kind is None for kind in _shape(cls).values())
+        for name, cls in nested.items()
+    )
+
+
+def load() -> PlayCheck | None:
+    """Proof of play on bundle events, or None when the rule engine is not importable."""
+    decided, decoders = load_decoded(), load_decoders()
+    if decided is None or decoders is None:
+        return None
+    if not _SHAPES_STRICT:
+        from casino.engine.events import EVENT_TYPES
+
+        _SHAPES_STRICT.append(shapes_strict(EVENT_TYPES))
+    return PlayCheck(decoders, decided, _SHAPES_STRICT[0])
+
+
+_SHAPES_STRICT: list[bool] = []  # shapes_strict of the engine's events, found on first use

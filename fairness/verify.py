@@ -91,6 +91,7 @@ def verify_round(
     replay_check: ReplayCheck | None = None,
     float_free: bool = False,
     events_float_free: bool | None = None,
+    decoded: Sequence[Any] | None = None,
 ) -> RoundReport:
     """Check one bundle line; every failure names what differs and where.
 
@@ -98,6 +99,8 @@ def verify_round(
     so canonical JSON can take its fastest path (`canonical_json_float_free`).
     `events_float_free`: the same promise for the events alone (None: as `float_free`); the
     audit reads events and receipts apart, and knows it of its events.
+    `decoded`: the events as `replay_check.decode` decoded them (a `fairness.replay.PlayCheck`),
+    for its `decided` to take instead of decoding them again.
     """
     receipt = bundle.get("receipt")
     report = RoundReport(
@@ -123,7 +126,11 @@ def verify_round(
         if replay_check is not None and not report.failures:
             # Points 1-3 hold: the receipt's cards are the shoe's, positions 0, 1, 2, ...
             dealt = [card["card"] for card in receipt["cards"]]
-            report.failures.extend(replay_check(events, receipt, dealt))
+            if decoded is None:
+                report.failures.extend(replay_check(events, receipt, dealt))
+            else:
+                decided = getattr(replay_check, "decided")  # noqa: B009 - a PlayCheck
+                report.failures.extend(decided(decoded, receipt, dealt))
             report.replayed = True
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
         fail(f"bundle: malformed round data ({type(exc).__name__}: {exc})")
@@ -195,7 +202,15 @@ def verify_lines(
     cannot be read (not JSON, not UTF-8, a key twice in one object) fails alone, and the lines
     after it are verified. Lines are strict (`fairness.bundle.line_failures`: a known format,
     no unknown or missing field); each round's times must not run backwards. A chain line
-    gives a report of kind "chain"; the checks across rounds are `fairness.crossround`'s."""
+    gives a report of kind "chain"; the checks across rounds are `fairness.crossround`'s.
+
+    A proof of play that decodes a round's events up front (`fairness.replay.PlayCheck`, as
+    `load_engine_replay` gives, with `shapes_strict`) decodes them first: a round whose
+    events decode has event data of the strict shape, which the line check then takes as
+    known, and its proof of play takes the decoded events."""
+    decode = getattr(replay_check, "decode", None)
+    if not getattr(replay_check, "shapes_strict", False):
+        decode = None
     for number, text in enumerate(lines, start=first_line):
         if not text.strip():
             continue
@@ -213,7 +228,9 @@ def verify_lines(
         if duplicated is not None:  # which of its values would be the line's? Neither.
             yield RoundReport(line=number, round_id="?", failures=[duplicated])
             continue
-        strict = line_failures(bundle)
+        events = bundle.get("events")
+        decoded = decode(events) if decode is not None and type(events) is list else None
+        strict = line_failures(bundle, data_decoded=decoded is not None)
         if bundle.get("format") == CHAIN_FORMAT:
             chain_id = bundle.get("chain_id")
             yield RoundReport(
@@ -224,10 +241,11 @@ def verify_lines(
                 chain=None if strict else bundle,
             )
             continue
-        events = bundle.get("events")
         if isinstance(events, list):
             strict.extend(round_time_failures(events))
-        report = verify_round(bundle, keys, line=number, replay_check=replay_check, float_free=True)
+        report = verify_round(
+            bundle, keys, line=number, replay_check=replay_check, float_free=True, decoded=decoded
+        )
         if strict:  # the line's own faults first, then the round's
             report.failures[:0] = strict
         facts = round_facts(bundle)

@@ -27,6 +27,7 @@ from fairness.bundle import (
 from fairness.canonical import canonical_text
 from fairness.chain import create_chain
 from fairness.receipt import RECEIPT_KEYS, private_key_from_hex
+from fairness.replay import PlayCheck, load, shapes_strict
 from fairness.sample import resign, sample_bundle
 from fairness.verify import KeyRing, main, verify_lines
 
@@ -50,9 +51,18 @@ def played(
     )  # fmt: skip
 
 
+PLAY = load()
+
+
 def failures(line: dict[str, Any] | str) -> list[str]:
+    """The line's failures without the proof of play. With it (which decodes the events first,
+    and then spares the strict check the look at the data of a round that decoded), the
+    same failures come first."""
     text = line if isinstance(line, str) else canonical_text(line)
     (report,) = verify_lines([text], KeyRing())
+    (played_report,) = verify_lines([text], KeyRing(), PLAY)
+    assert played_report.failures[: len(report.failures)] == report.failures
+    assert bool(played_report.failures) >= bool(report.failures)
     return report.failures
 
 
@@ -92,6 +102,33 @@ def test_the_event_data_table_is_the_engines_dataclasses_exactly() -> None:
     assert list(NESTED) == [cls.__name__ for cls in _NESTED]
     for cls in _NESTED:  # no nesting below one level (the fast check relies on it)
         assert all(kind is None for kind in _shape(cls).values()), cls
+
+
+def test_the_engines_decoded_events_prove_the_strict_data_shapes() -> None:
+    from casino.engine.events import EVENT_TYPES, BetPlaced, RoundOpened
+
+    assert isinstance(PLAY, PlayCheck) and PLAY.shapes_strict
+    assert shapes_strict(EVENT_TYPES)
+
+    @dataclasses.dataclass(frozen=True)
+    class Bet:  # one field more than the table's BetPlaced
+        player_id: str
+        box: int
+        amount: int
+        currency: str
+
+    @dataclasses.dataclass(frozen=True)
+    class Participant:  # a seat without its options
+        player_id: str
+        client_seed: str
+
+    assert not shapes_strict({**EVENT_TYPES, "BetPlaced": Bet})
+    assert not shapes_strict({k: v for k, v in EVENT_TYPES.items() if v is not BetPlaced})
+    hints = typing.get_type_hints(RoundOpened)
+    fields = [(f.name, hints[f.name]) for f in dataclasses.fields(RoundOpened)]
+    swapped = [(n, tuple[Participant, ...] if n == "participants" else h) for n, h in fields]
+    opened = dataclasses.make_dataclass("RoundOpened", swapped, frozen=True)
+    assert not shapes_strict({**EVENT_TYPES, "RoundOpened": opened})
 
 
 def test_the_receipt_shapes_are_the_receipts() -> None:

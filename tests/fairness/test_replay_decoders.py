@@ -150,3 +150,29 @@ def test_the_decoders_name_a_wrong_type_and_an_unknown_field() -> None:
     }  # fmt: skip
     with pytest.raises(DecodeError, match=r"^RoundOptions: unknown field 'extra'$"):
         DECODERS["RoundOpened"](opened)
+
+
+def test_events_the_decider_interns_decode_to_the_deciders_own_instance() -> None:
+    from casino.engine.events import (
+        INTERNED,
+        HandResult,
+        RoundSettled,
+        new_hand_result,
+        new_player_card,
+    )
+
+    assert DECODERS is not None
+    data = {"position": 4, "card": "QH", "player_id": "p1", "box": 0, "hand": 0, "hidden": False}
+    decoded = DECODERS["PlayerCardDealt"](data)
+    assert decoded is new_player_card(4, "QH", "p1", 0, 0, False)
+    assert decoded is DECODERS["PlayerCardDealt"](dict(data))
+    result = {
+        "player_id": "p1", "box": 0, "hand": 0, "outcome": "win", "stake": 10, "gross_return": 20,
+        "total": 19,
+    }  # fmt: skip
+    settled = DECODERS["RoundSettled"](
+        {"hands": [result], "insurance": [], "fee": 0, "dealer_total": 18, "settled_at_ms": 5}
+    )
+    assert type(settled) is RoundSettled
+    assert settled.hands[0] is new_hand_result("p1", 0, 0, "win", 10, 20, 19)
+    assert INTERNED[HandResult] is new_hand_result
