@@ -179,9 +179,6 @@ def settle(run: Run) -> None:
     run.emit(RoundSettled(hands, insurance, 0, total, run.now_ms))
 
 
-_settle = settle  # the old private name, still used by fairness/replay.py until it moves
-
-
 # --- insurance ---------------------------------------------------------------------------
 
 
