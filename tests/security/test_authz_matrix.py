@@ -69,6 +69,7 @@ class Row:
     url: Callable[[Ctx], str]
     expect: dict[str, int]
     body: Callable[[Ctx], Any] = field(default=lambda ctx: None)
+    session: bool = False  # a page of the player site: signed in by its session cookie
 
 
 def everyone(status: int) -> dict[str, int]:
@@ -104,6 +105,29 @@ ROWS = [
     Row("schema", "get", lambda c: "/api/schema/", everyone(200)),
     Row("api-docs", "get", lambda c: "/api/docs/", everyone(200)),
     Row("fairness-verify", "get", lambda c: "/fairness/verify/", everyone(200)),
+    # --- the player site's pages (HTML; what they show comes from the REST rows below)
+    Row("site-root", "get", lambda c: "/", everyone(302)),
+    Row("site-lobby", "get", lambda c: "/play/", everyone(200)),  # anon: the sign-in form
+    Row("site-events", "get", lambda c: "/play/events/", everyone(200)),
+    Row("site-leaderboard", "get", lambda c: "/play/leaderboard/", everyone(200)),
+    Row("site-rules-index", "get", lambda c: "/play/rules/", everyone(200)),
+    Row("site-rules", "get", lambda c: "/play/rules/classic/", everyone(200)),
+    Row("site-asset", "get", lambda c: "/play/static/site/site.css", everyone(200)),
+    Row(
+        "site-history",
+        "get",
+        lambda c: "/play/history/",
+        {**everyone(200), "anon": 302},
+        session=True,
+    ),
+    # the owner's personal table: anyone else meets no such table
+    Row(
+        "site-table",
+        "get",
+        lambda c: f"/play/{c.table}/",
+        {**everyone(404), "anon": 302, "owner": 200},
+        session=True,
+    ),
     Row("fairness-keys", "get", lambda c: "/api/fairness/keys/", everyone(200)),
     Row(
         "fairness-commitment",
@@ -437,6 +461,8 @@ CASES = [
 @pytest.mark.parametrize(("row", "actor"), CASES)
 def test_authorization_matrix(ctx: Ctx, row: Row, actor: str) -> None:
     client = _client(None if actor == "anon" else ctx.users[actor])
+    if row.session and actor != "anon":
+        client.force_login(ctx.users[actor])
     url, body = row.url(ctx), row.body(ctx)
     before = snapshot()
     if row.method == "get":
