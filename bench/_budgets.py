@@ -30,6 +30,7 @@ is meant to cost more (or has made things cheaper) and commit the file with the 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -41,6 +42,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
+
+from bench import apicost
 
 ROOT = Path(__file__).resolve().parent.parent
 BUDGETS = Path(__file__).resolve().with_name("budgets.json")
@@ -156,8 +159,7 @@ def save(path: Path, budgets: Mapping[str, int]) -> None:
 def _workload_parts() -> list[tuple[str, int, Callable[[], object]]]:
     """(figure, units, the measured call) for every in-process figure, each preceded by its
     warm-up; built from the benches' own workloads."""
-    import hashlib
-
+    # only the process measured under callgrind loads the workloads
     from bench import engine, fairness
     from fairness.canonical import canonical_json
     from fairness.chain import create_chain
@@ -259,8 +261,6 @@ def measure_in_process() -> Figures:
 
 def measure_apicost() -> Figures:
     """`bench apicost --quick`'s two per-request figures, in instructions."""
-    from bench import apicost
-
     figures = apicost.run(True)
     if "skipped" in figures:
         raise RuntimeError(f"bench apicost skipped: {figures['skipped']}")

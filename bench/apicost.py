@@ -33,6 +33,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench._scratch import scratch_database
+
 ROOT = Path(__file__).resolve().parent.parent
 SWITCH = "BENCH_APICOST_DETERMINISTIC_SEEDS"
 _SITECUSTOMIZE = f"""
@@ -56,6 +58,7 @@ def _instructions(dump: Path) -> int:
 
 
 async def _measure(base: str, token: str, pid: int, rounds: int, anchors: int, out: Path) -> Any:
+    # in the driving process, after _drive configured Django for the scratch database
     import httpx
 
     from bench import api
@@ -91,10 +94,11 @@ async def _measure(base: str, token: str, pid: int, rounds: int, anchors: int, o
 
 def _drive(rounds: int, anchors: int) -> dict[str, Any]:
     """In a process of its own (the scratch database's settings): serve and measure."""
+    # a process of its own: Django is configured here, for the scratch database
     import django
 
     django.setup()
-    from bench import api
+    from bench import api  # it needs the Django set up just above
 
     tokens, _ = api._prepare(1)
     site = Path(tempfile.mkdtemp(prefix="apicost-"))
@@ -120,8 +124,6 @@ def _drive(rounds: int, anchors: int) -> dict[str, Any]:
 
 
 def run(quick: bool) -> dict[str, Any]:
-    from bench._scratch import scratch_database
-
     missing = [
         need
         for need, present in (

@@ -20,6 +20,7 @@ import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from fairness.bundle import EVENT_DATA, NESTED
 from fairness.shoe import FairShoe
 
 # (bundle events, receipt, the round's dealt cards as proven (or None)) -> failures
@@ -122,7 +123,6 @@ _DECODERS: list[Decoders] = []  # the engine's decoders, compiled on first use
 
 def load_decoders() -> Decoders | None:
     """The engine's event decoders (see `compile_decoders`), or None without the engine.
-
     Compiled once per process (about 4 ms: a `manage.py audit` of one round used to pay it
     for that round alone) and shared: callers only read the mapping. The events the decider
     builds through interned constructors (`casino.engine.events.INTERNED`) are decoded
@@ -130,7 +130,7 @@ def load_decoders() -> Decoders | None:
     they are equal, and the proof of play's comparison of the two ends at the identity.
     """
     if not _DECODERS:
-        try:
+        try:  # the rule engine is optional: a standalone verifier may not ship it
             from casino.engine.events import EVENT_TYPES, INTERNED
         except ImportError:
             return None
@@ -162,7 +162,7 @@ class DealtShoe:
 
 def load_decoded() -> DecodedCheck | None:
     """Proof of play on decoded events, or None when the rule engine is not importable."""
-    try:
+    try:  # the rule engine is optional: a standalone verifier may not ship it
         from casino.engine.audit import reenact
     except ImportError:
         return None
@@ -242,7 +242,6 @@ def shapes_strict(event_types: Mapping[str, type[Any]]) -> bool:
     """Whether these event classes, decoded by `compile_decoders`, hold exactly the data
     shapes of `fairness.bundle` (EVENT_DATA, NESTED): the same types, the same fields in each,
     and the same nested objects, each with the same fields and no deeper nesting."""
-    from fairness.bundle import EVENT_DATA, NESTED
 
     if set(event_types) != set(EVENT_DATA):
         return False
@@ -270,6 +269,7 @@ def load() -> PlayCheck | None:
     if decided is None or decoders is None:
         return None
     if not _SHAPES_STRICT:
+        # the optional rule engine, which load_decoded found importable
         from casino.engine.events import EVENT_TYPES
 
         _SHAPES_STRICT.append(shapes_strict(EVENT_TYPES))

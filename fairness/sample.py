@@ -12,6 +12,9 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from casino.engine import commands as c
+from casino.engine.decider import step
+from casino.engine.events import Participant, RoundOptions, event_to_dict
 from fairness.chain import hash_seed
 from fairness.hashchain import GENESIS, event_hash
 from fairness.receipt import key_id, public_key_bytes, receipt_from_events, sign_receipt
@@ -39,9 +42,6 @@ def sample_events(
     round once the cards are dealt. Classic for one player, duel_classic (banked, up to 7 seats)
     for more, unless `ruleset` says otherwise.
     """
-    from casino.engine import commands as c
-    from casino.engine.decider import step
-    from casino.engine.events import Participant, RoundOptions, event_to_dict
 
     players = [f"p{i + 1}" for i in range(len(client_seeds))]
     name = ruleset or ("classic" if len(players) == 1 else "duel_classic")

@@ -39,6 +39,7 @@ from fairness.crossround import (
     round_time_failures,
 )
 from fairness.crossround import summary as chains_summary
+from fairness.replay import load
 from fairness.shoe import SHOE_SIZE, first_cards
 
 # (events, receipt, the dealt cards points 1-3 proved) -> failure messages; plugged in when
@@ -78,8 +79,6 @@ class RoundReport:
 
 def load_engine_replay() -> ReplayCheck | None:
     """Point 4 through the rule engine when it is importable (pure, no Django); else None."""
-    from fairness.replay import load
-
     return load()
 
 
@@ -300,6 +299,7 @@ def _pool_context() -> Any:
     """The workers' start method: fork where the platform has it and this process runs no
     other thread (a worker starts as a copy of this process, the verifier and the rule
     engine already imported and compiled), else spawn (every worker imports them anew)."""
+    # only --jobs starts workers
     import multiprocessing
     import threading
 

@@ -51,7 +51,6 @@ class OneHopASGIHandler(ASGIHandler):
 
     async def listen_for_disconnect(self, receive: Any) -> None:
         """Return when the client disconnects, where Django raises `RequestAborted`.
-
         `handle` only ever catches that exception and ignores it, and daphne reports a
         disconnect at the end of every request: the exception, kept by its task, held its
         traceback, whose frames held the task list, so every request (its request objects,
@@ -103,7 +102,5 @@ def _break_cycles(response: Any) -> None:
 
 def one_hop_asgi_application() -> OneHopASGIHandler:
     """What `django.core.asgi.get_asgi_application` does, with the one-hop handler."""
-    import django
-
     django.setup(set_prefix=False)
     return OneHopASGIHandler()

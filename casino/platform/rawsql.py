@@ -31,6 +31,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Model
 from django.db.models.base import ModelState
 from django.db.models.signals import post_init, pre_init
+from psycopg.adapt import Transformer
 
 M = TypeVar("M", bound=Model)
 R = TypeVar("R")
@@ -173,8 +174,6 @@ class _PgState:
     __slots__ = ("encoding", "manager", "named", "prepared", "runs", "tx")
 
     def __init__(self, conn: Any) -> None:
-        from psycopg.adapt import Transformer
-
         self.tx = Transformer(conn)
         self.runs: dict[tuple[str, Any], int] = {}
         self.prepared: dict[tuple[str, Any], bytes] = {}
@@ -591,7 +590,6 @@ def _returned(cursor: Any) -> Any:
 
 def insert_together(*groups: Sequence[Model]) -> None:
     """INSERT several models' new rows (each group one model, as `insert`), in order.
-
     On PostgreSQL in one statement (each INSERT but the last in a WITH: a round trip and a
     statement each saved; foreign keys between them are checked at the statement's end, when
     every row is in). Primary keys the database assigns are not read back: for rows nothing
