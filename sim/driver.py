@@ -48,7 +48,6 @@ from casino.engine.commands import (
     TakeInsurance,
 )
 from casino.engine.rules import DUEL, INSURANCE_UP_TO_HALF, RULESETS, USDC
-from casino.engine.simulator import _allowed as allowed_moves
 from casino.engine.state import (
     BETTING,
     DUELING,
@@ -60,7 +59,7 @@ from casino.engine.state import (
     RoundState,
 )
 from casino.engine.strategy import DOUBLE, HIT, SPLIT, STAND
-from casino.engine.views import Viewer, view
+from casino.engine.views import Viewer, allowed_moves, view
 from casino.eventstore.models import StoredEvent
 from casino.models import Round, RoundStatus, Seat, Table, TableStatus
 from casino.platform.errors import ApplicationError

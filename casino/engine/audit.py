@@ -34,7 +34,7 @@ from casino.engine.commands import (
     Timeout,
     VoidRound,
 )
-from casino.engine.decider import evolve, step
+from casino.engine.decider import TIMED_FIELDS, command_time, evolve, step
 from casino.engine.errors import DomainError
 from casino.engine.events import (
     EVENT_TYPES,
@@ -138,30 +138,6 @@ def _command(events: Sequence[Event], i: int, state: RoundState | None) -> Comma
         return _voided(e, state)  # type: ignore[arg-type]
     make = _COMMANDS.get(kind)
     return None if make is None else make(e)
-
-
-# Timed event type -> (its field, the rule set's timeout added to the command's time there):
-# the command that made the event ran at data[field] - timeout.
-TIMED_FIELDS: Final[dict[str, tuple[str, str | None]]] = {
-    "RoundOpened": ("opened_at_ms", None),
-    "BettingClosed": ("closed_at_ms", None),
-    "InsuranceOffered": ("deadline_ms", "insurance_timeout_ms"),
-    "TurnStarted": ("deadline_ms", "turn_timeout_ms"),
-    "DuelTimerStarted": ("deadline_ms", "duel_timer_ms"),
-    "RoundSettled": ("settled_at_ms", None),
-    "RoundVoided": ("voided_at_ms", None),
-}
-
-
-def command_time(type_: str, data: Any, rules: RuleSet) -> int | None:
-    """The time of the command that made an event of this type with this data (a mapping or
-    the event itself), or None for an event that carries no time."""
-    timed = TIMED_FIELDS.get(type_)
-    if timed is None:
-        return None
-    name, timeout = timed
-    value = data[name] if isinstance(data, dict) else getattr(data, name)
-    return int(value) - (getattr(rules, timeout) if timeout is not None else 0)
 
 
 def _implied_now(

@@ -16,7 +16,6 @@ from casino.engine.commands import (
     Stand,
 )
 from casino.engine.rules import DUEL
-from casino.engine.simulator import _allowed as allowed_moves
 from casino.engine.state import (
     BETTING,
     DUELING,
@@ -28,6 +27,7 @@ from casino.engine.state import (
     RoundState,
 )
 from casino.engine.strategy import DOUBLE, DUEL_DEFAULT, HIT, SPLIT, basic_strategy
+from casino.engine.views import allowed_moves
 
 _MOVES = {HIT: Hit, DOUBLE: Double, SPLIT: Split}
 

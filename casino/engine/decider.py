@@ -57,6 +57,30 @@ __all__ = ["ReplayError", "decide", "evolve", "expire", "replay", "settle", "ste
 _CLIENT_SEED = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
 
 
+# Timed event type -> (its field, the rule set's timeout added to the command's time there):
+# the command that made the event ran at data[field] - timeout.
+TIMED_FIELDS: Final[dict[str, tuple[str, str | None]]] = {
+    "RoundOpened": ("opened_at_ms", None),
+    "BettingClosed": ("closed_at_ms", None),
+    "InsuranceOffered": ("deadline_ms", "insurance_timeout_ms"),
+    "TurnStarted": ("deadline_ms", "turn_timeout_ms"),
+    "DuelTimerStarted": ("deadline_ms", "duel_timer_ms"),
+    "RoundSettled": ("settled_at_ms", None),
+    "RoundVoided": ("voided_at_ms", None),
+}
+
+
+def command_time(type_: str, data: Any, rules: RuleSet) -> int | None:
+    """The time of the command that made an event of this type with this data (a mapping or
+    the event itself), or None for an event that carries no time."""
+    timed = TIMED_FIELDS.get(type_)
+    if timed is None:
+        return None
+    name, timeout = timed
+    value = data[name] if isinstance(data, dict) else getattr(data, name)
+    return int(value) - (getattr(rules, timeout) if timeout is not None else 0)
+
+
 def decide(
     state: RoundState | None, command: Command, now_ms: int, shoe: Shoe | None
 ) -> list[Event]:

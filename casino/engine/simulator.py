@@ -53,6 +53,7 @@ from casino.engine.strategy import (
     Move,
     basic_strategy,
 )
+from casino.engine.views import allowed_moves
 
 CHUNK_ROUNDS: Final = 5_000  # rounds per work unit (and per progress tick)
 Z95: Final = 1.959963984540054
@@ -139,23 +140,6 @@ def _shoe_factory(config: SimulationConfig, chunk: int, material: str) -> Callab
     return lambda nonce: FastShoe(base + nonce)
 
 
-def _allowed(rules: RuleSet, state: RoundState) -> set[Move]:
-    """What the rules let the hand in turn do (the decider checks again)."""
-    box = state.boxes[state.turn]
-    hand = box.hands[state.turn_hand]
-    allowed: set[Move] = {HIT, STAND}
-    if len(hand.cards) == 2:
-        if not hand.split or rules.double_after_split:
-            allowed.add(DOUBLE)
-        if (
-            CARD_POINTS[hand.cards[0]] == CARD_POINTS[hand.cards[1]]
-            and len(box.hands) < rules.max_hands
-            and not (hand.split_aces and not rules.resplit_aces)
-        ):
-            allowed.add(SPLIT)
-    return allowed
-
-
 def _commands_for(player_id: str) -> dict[Move, Command]:
     """The four play commands of a player (immutable, so built once and reused)."""
     return {
@@ -169,10 +153,10 @@ def _commands_for(player_id: str) -> dict[Move, Command]:
 class BankedBot:
     """Basic strategy for one rule set, memoised: the simulator asks it ~1.3 times a round.
 
-    A move depends only on what `_allowed` and `basic_strategy` read: the up card's value,
+    A move depends only on what `allowed_moves` and `basic_strategy` read: the up card's value,
     the hand's hard total and ace, whether it is a two-card pair (and of what value), its
     split flags, and whether the box may add a hand. The first time a combination comes up
-    the real `basic_strategy(cards, up, _allowed(...))` decides, later it is one dict lookup.
+    the real `basic_strategy(cards, up, allowed_moves(...))` decides, later it is one dict lookup.
     """
 
     __slots__ = ("_das", "_max_hands", "_memo", "_rules")
@@ -205,7 +189,7 @@ class BankedBot:
         )
         move = self._memo.get(key)
         if move is None:
-            allowed = _allowed(self._rules, state)
+            allowed = allowed_moves(self._rules, state)
             move = basic_strategy(cards, up, allowed, double_after_split=self._das)
             self._memo[key] = move
         return move

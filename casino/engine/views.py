@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
+from casino.engine.cards import CARD_POINTS
 from casino.engine.events import DealerCardDealt, Event, PlayerCardDealt, event_to_dict
-from casino.engine.rules import DUEL
-from casino.engine.simulator import _allowed as allowed_moves
+from casino.engine.rules import DUEL, RuleSet
 from casino.engine.state import (
     BETTING,
     DUELING,
@@ -25,7 +25,7 @@ from casino.engine.state import (
     Hand,
     RoundState,
 )
-from casino.engine.strategy import DOUBLE, HIT, SPLIT, STAND
+from casino.engine.strategy import DOUBLE, HIT, SPLIT, STAND, Move
 
 ROLES: Final = ("player", "public", "staff", "auditor")
 HIDDEN: Final[dict[str, Any]] = {"hidden": True}
@@ -36,6 +36,24 @@ class Viewer:
     role: str  # player, public, staff, auditor
     player_id: str | None = None
     can_see_hole: bool = False
+
+
+def allowed_moves(rules: RuleSet, state: RoundState) -> set[Move]:
+    """What the rules let the hand in turn do (the decider checks again): the view's actions,
+    the bots' and the simulator's choices."""
+    box = state.boxes[state.turn]
+    hand = box.hands[state.turn_hand]
+    allowed: set[Move] = {HIT, STAND}
+    if len(hand.cards) == 2:
+        if not hand.split or rules.double_after_split:
+            allowed.add(DOUBLE)
+        if (
+            CARD_POINTS[hand.cards[0]] == CARD_POINTS[hand.cards[1]]
+            and len(box.hands) < rules.max_hands
+            and not (hand.split_aces and not rules.resplit_aces)
+        ):
+            allowed.add(SPLIT)
+    return allowed
 
 
 def _cards(hand: Hand, visible: int) -> list[dict[str, Any]]:

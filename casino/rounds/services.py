@@ -39,9 +39,8 @@ from typing import Protocol
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
 
-from casino.engine.audit import command_time
 from casino.engine.commands import Command, OpenRound, PlaceBet, RevealSeed, Timeout, VoidRound
-from casino.engine.decider import step
+from casino.engine.decider import command_time, step
 from casino.engine.errors import DomainError
 from casino.engine.events import Event, Participant, RoundOptions, event_to_dict
 from casino.engine.rules import RULESETS

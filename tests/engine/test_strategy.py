@@ -11,7 +11,7 @@ from casino.engine.commands import OpenRound
 from casino.engine.decider import step
 from casino.engine.rules import RULESETS
 from casino.engine.shoe import FastShoe
-from casino.engine.simulator import BankedBot, _allowed
+from casino.engine.simulator import BankedBot
 from casino.engine.state import PLAYING
 from casino.engine.strategy import (
     DOUBLE,
@@ -29,6 +29,7 @@ from casino.engine.strategy import (
     hand_total,
     takes_insurance,
 )
+from casino.engine.views import allowed_moves
 
 from .helpers import COMMITMENT, T0, options_for, participants
 
@@ -192,7 +193,10 @@ def test_the_simulators_memoised_bot_plays_basic_strategy(name: str, seed: int) 
             up = state.dealer.cards[1 - rules.hole_card_index]
             hand = state.boxes[state.turn].hands[state.turn_hand]
             expected = basic_strategy(
-                hand.cards, up, _allowed(rules, state), double_after_split=rules.double_after_split
+                hand.cards,
+                up,
+                allowed_moves(rules, state),
+                double_after_split=rules.double_after_split,
             )
             assert bot.move(state, up) == expected
         _, state = step(state, command, T0, shoe)

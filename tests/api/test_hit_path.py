@@ -1,0 +1,96 @@
+"""How many of the project's files a plain HIT runs through: a guard against it growing.
+
+A HIT over REST, as a client sends it (a session, a JSON body, an Idempotency-Key), profiled
+with `sys.setprofile`: every Python function the request calls, after commit included, is
+attributed to its file. Only the project's own files count (not the tests', not a library's).
+The goal is 18; the path runs through 32 today (docs/architecture.md, "A HIT's path"), and
+this test keeps it from growing past that while the files are brought down.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import pytest
+from django.conf import settings
+from rest_framework.test import APIClient
+
+from casino.tables.services import table_personal
+from tests.api.conftest import PASSWORD, make_player
+
+ROOT = Path(settings.BASE_DIR).resolve()
+MAX_FILES = 32  # today's count; the goal is 18
+
+
+def _project_file(filename: str) -> str | None:
+    path = Path(filename)
+    if not path.is_absolute() or ROOT not in path.parents:
+        return None
+    relative = path.relative_to(ROOT)
+    if relative.parts[0] in ("tests", ".venv"):
+        return None
+    return str(relative)
+
+
+def files_of(call: Any) -> list[str]:
+    """The project files `call()` enters, in order, each consecutive run of calls once."""
+    seen: list[str] = []
+
+    def profile(frame: FrameType, event: str, arg: Any) -> None:
+        if event == "call":
+            found = _project_file(frame.f_code.co_filename)
+            if found is not None and (not seen or seen[-1] != found):
+                seen.append(found)
+
+    sys.setprofile(profile)
+    try:
+        call()
+    finally:
+        sys.setprofile(None)
+    return seen
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_plain_hit_runs_through_no_more_project_files_than_today(stack: Any) -> None:
+    stack(["9H", "6C", "7D", "TS", "2H"])  # player 9+7, dealer 6 (hole T): the hit draws 2H
+    user = make_player()
+    client = APIClient()
+    assert client.login(username=user.username, password=PASSWORD)
+    table = table_personal(user=user, ruleset="classic")
+    dealt = client.post(
+        f"/api/tables/{table.pk}/deal/",
+        {"bets": ["1"]},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="deal-1",
+    )
+    assert dealt.status_code == 200, dealt.content
+    round_id = dealt.json()["round_id"]
+    client.post(f"/api/rounds/{round_id}/hit/", {}, format="json", HTTP_IDEMPOTENCY_KEY="warm")
+    stack(["9H", "6C", "7D", "TS", "2H"])
+    user2 = make_player()
+    client2 = APIClient()
+    assert client2.login(username=user2.username, password=PASSWORD)
+    table2 = table_personal(user=user2, ruleset="classic")
+    round2 = client2.post(
+        f"/api/tables/{table2.pk}/deal/",
+        {"bets": ["1"]},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="deal-2",
+    ).json()["round_id"]
+    answers: list[Any] = []
+    entered = files_of(
+        lambda: answers.append(
+            client2.post(
+                f"/api/rounds/{round2}/hit/", {}, format="json", HTTP_IDEMPOTENCY_KEY="hit-2"
+            )
+        )
+    )
+    assert answers[0].status_code == 200, answers[0].content
+    hand = answers[0].json()["view"]["boxes"][0]["hands"][0]
+    assert [c["card"] for c in hand["cards"]] == ["9H", "7D", "2H"]
+    distinct = list(dict.fromkeys(entered))
+    print(f"{len(distinct)} files, {len(entered) - len(distinct)} returns:", *entered, sep="\n  ")
+    assert len(distinct) <= MAX_FILES, distinct
