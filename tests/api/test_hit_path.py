@@ -53,33 +53,25 @@ def files_of(call: Any) -> list[str]:
     return seen
 
 
-@pytest.mark.django_db(transaction=True)
-def test_a_plain_hit_runs_through_no_more_project_files_than_today(stack: Any) -> None:
+def _dealt(stack: Any, key: str) -> tuple[APIClient, str]:
+    """A new player signed in by session, with a classic round dealt 9+7 against a 6."""
     stack(["9H", "6C", "7D", "TS", "2H"])  # player 9+7, dealer 6 (hole T): the hit draws 2H
     user = make_player()
     client = APIClient()
     assert client.login(username=user.username, password=PASSWORD)
     table = table_personal(user=user, ruleset="classic")
     dealt = client.post(
-        f"/api/tables/{table.pk}/deal/",
-        {"bets": ["1"]},
-        format="json",
-        HTTP_IDEMPOTENCY_KEY="deal-1",
+        f"/api/tables/{table.pk}/deal/", {"bets": ["1"]}, format="json", HTTP_IDEMPOTENCY_KEY=key
     )
     assert dealt.status_code == 200, dealt.content
-    round_id = dealt.json()["round_id"]
+    return client, dealt.json()["round_id"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_plain_hit_runs_through_no_more_project_files_than_today(stack: Any) -> None:
+    client, round_id = _dealt(stack, "deal-1")  # a first HIT warms every cache of the path
     client.post(f"/api/rounds/{round_id}/hit/", {}, format="json", HTTP_IDEMPOTENCY_KEY="warm")
-    stack(["9H", "6C", "7D", "TS", "2H"])
-    user2 = make_player()
-    client2 = APIClient()
-    assert client2.login(username=user2.username, password=PASSWORD)
-    table2 = table_personal(user=user2, ruleset="classic")
-    round2 = client2.post(
-        f"/api/tables/{table2.pk}/deal/",
-        {"bets": ["1"]},
-        format="json",
-        HTTP_IDEMPOTENCY_KEY="deal-2",
-    ).json()["round_id"]
+    client2, round2 = _dealt(stack, "deal-2")
     answers: list[Any] = []
     entered = files_of(
         lambda: answers.append(
