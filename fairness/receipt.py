@@ -159,8 +159,8 @@ def verify_signature(
     """Whether the signature is the key's valid Ed25519 signature of exactly these bytes.
 
     `raw_key`: the key's 32 raw bytes when the caller has them (`KeyRing` keeps them). A
-    signature the system's libsodium accepts is valid (`fairness.ed25519`: libsodium accepts
-    a subset of what `cryptography` does, at half the cost); any other is `cryptography`'s
+    signature libsodium accepts is valid (`fairness.ed25519`: libsodium accepts a subset of
+    what `cryptography` does, and is the cheaper check); any other is `cryptography`'s
     verdict.
     """
     try:
@@ -168,12 +168,10 @@ def verify_signature(
         signature = bytes.fromhex(signature_hex)
         if len(signature) != 64:
             return False
-        accepts = ed25519.accepts
-        if accepts is not None:
-            if raw_key is None:
-                raw_key = key.public_bytes_raw()
-            if accepts(signature, message, raw_key):
-                return True
+        if raw_key is None:
+            raw_key = key.public_bytes_raw()
+        if ed25519.accepts(signature, message, raw_key):
+            return True
         key.verify(signature, message)
     except (InvalidSignature, ValueError, TypeError):
         return False

@@ -139,6 +139,3 @@ def finish_if_done(run: Run) -> None:
         ]
     )
     run.emit_duel_end(revealed, RoundSettled(results, (), fee, 0, run.now_ms))
-
-
-_finish_if_done = finish_if_done  # the old private name, still used by fairness/replay.py
