@@ -78,6 +78,7 @@ function totalText(total, soft) {
 
 const OUTCOMES = {
   win: "won", lose: "lost", push: "push", blackjack: "blackjack", bust: "bust", even_money: "even money",
+  split: "shared the pot",
 };
 
 // ---- rendering -------------------------------------------------------------------------
@@ -162,7 +163,7 @@ function renderResult(view) {
     const hands = view.settlement.hands;
     const pot = hands.reduce((sum, h) => sum + toMicro(h.stake), 0);
     const fee = toMicro(view.settlement.fee);
-    const winners = hands.filter((h) => h.outcome === "win");
+    const winners = hands.filter((h) => h.outcome === "win" || h.outcome === "split"); // split: a shared pot
     const names = winners.map((h) => who(h.player_id)).join(", ") || "nobody";
     const share = winners.length ? toMicro(winners[0].gross_return) : 0;
     parts.push(`Winners: ${names}. Pot ${usdc(pot)}, fee ${usdc(fee)}, ` +
@@ -368,7 +369,7 @@ function apply(body) {
       if (mine.length) s.lastBet = betsFromBoxes(body.view);
       s.changing = false;
       refreshBalance().catch(() => {});
-      sound(body.view.settlement?.hands.some((h) => h.player_id === me && ["win", "blackjack"].includes(h.outcome)) ? "win" : "end");
+      sound(body.view.settlement?.hands.some((h) => h.player_id === me && ["win", "blackjack", "split"].includes(h.outcome)) ? "win" : "end");
     }
     if (!s.table.personal) refreshTable();
   } else if (more) {
