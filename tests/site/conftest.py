@@ -43,9 +43,34 @@ class Site:
         """A management command against the served database (e.g. void_round)."""
         manage(self.env, *args)
 
+    extra: list[str] = field(default_factory=list)
+
+    def extra_user(self) -> str:
+        """As `user()`, from the second dozen of test players (u13..u24)."""
+        return self.extra.pop(0)
+
     def user(self) -> str:
         """A test player no earlier test used (their preferences and tables are fresh)."""
         return self.users.pop(0)
+
+
+# Twelve more test players, u13..u24, made like stacked_serve's u1..u12 (password, 1,000
+# USDC) before the server starts; the newer test files take theirs with `extra_user()`. The
+# hash is Django's MD5 format, which the test server accepts (fast logins), written out here
+# because a plain `manage.py shell` has no MD5 hasher configured.
+EXTRA = [f"u{i}" for i in range(13, 25)]
+MORE_PLAYERS = f"""
+import hashlib
+from django.contrib.auth import get_user_model
+from ledger.services import wallet_deposit
+for name in {EXTRA!r}:
+    salt = "site" + name
+    digest = hashlib.md5((salt + {PASSWORD!r}).encode()).hexdigest()
+    user, _ = get_user_model().objects.get_or_create(username=name)
+    user.password = f"md5${{salt}}${{digest}}"
+    user.save()
+    wallet_deposit(user=user, amount_micro=1_000_000_000, idempotency_key=f"site:{{name}}")
+"""
 
 
 @pytest.fixture(scope="session")
@@ -60,6 +85,7 @@ def site() -> Iterator[Site]:
         )
         manage(env, "migrate", "--noinput", "-v", "0")
         manage(env, "seed_demo")
+        manage(env, "shell", "-c", MORE_PLAYERS)
         port = free_port()
         with open(Path(tmp) / "serve.log", "wb") as log:
             proc = subprocess.Popen(
@@ -69,7 +95,7 @@ def site() -> Iterator[Site]:
             url = f"http://127.0.0.1:{port}"
             try:
                 wait_healthy(url, proc, Path(tmp) / "serve.log")
-                yield Site(url=url, stack_dir=Path(tmp), env=env)
+                yield Site(url=url, stack_dir=Path(tmp), env=env, extra=list(EXTRA))
             finally:
                 proc.terminate()
                 proc.wait(timeout=15)

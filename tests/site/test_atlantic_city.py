@@ -19,7 +19,7 @@ def cards(page: Any, selector: str) -> list[str]:
 
 def test_three_boxes_one_left_empty_played_by_clicking(site: Site, browser: Browser) -> None:
     page = browser.page()
-    sign_in(page, site, site.user())
+    sign_in(page, site, site.extra_user())
     personal_table(page, "atlantic_city")
     for name in ("Centre box", "Right box", "Left box"):
         assert button(page, name).is_visible()
@@ -66,7 +66,7 @@ def test_three_boxes_one_left_empty_played_by_clicking(site: Site, browser: Brow
 
 def test_the_rules_page_shows_the_rtp(site: Site, browser: Browser) -> None:
     page = browser.page()
-    sign_in(page, site, site.user())
+    sign_in(page, site, site.extra_user())
     page.goto(f"{site.url}/play/rules/atlantic_city/")
     text = page.inner_text("main")
     assert "RTP" in text and "99.51%" in text

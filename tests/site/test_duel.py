@@ -60,7 +60,7 @@ def test_a_duel_between_two_contexts(site: Site, browser: Browser) -> None:
     frames = {}
     for page in (a, b):
         page.add_init_script(TIMER_LOG)
-        sign_in(page, site, site.user())
+        sign_in(page, site, site.extra_user())
         frames[page] = frames_of(page)
     table = duel_table(a)
     ids = {}

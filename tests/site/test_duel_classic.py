@@ -46,7 +46,7 @@ def test_seats_play_in_turn_with_the_tie_rules_and_blackjack_pays(
 ) -> None:
     a, b = browser.page(), browser.page()
     for page in (a, b):
-        sign_in(page, site, site.user())
+        sign_in(page, site, site.extra_user())
     a.wait_for_selector("#tables section[data-ruleset='duel_classic'] li.table-entry")
     entry = a.locator("#tables section[data-ruleset='duel_classic'] li.table-entry").first
     table = entry.get_attribute("data-table-id")

@@ -39,7 +39,7 @@ def fits(page: Any, names: list[str]) -> None:
 @pytest.mark.parametrize(("width", "height"), [(390, 844), (1366, 768)])
 def test_the_classic_table_fits(site: Site, browser: Browser, width: int, height: int) -> None:
     page = browser.page(width=width, height=height)
-    sign_in(page, site, site.user())
+    sign_in(page, site, site.extra_user())
     fits(page, ["Faucet", "Sign out"])
     personal_table(page, "classic")
     page.wait_for_function("window.__site.state.prefs !== null")
@@ -64,7 +64,7 @@ def test_the_classic_table_fits(site: Site, browser: Browser, width: int, height
 
 
 def test_a_wrong_password_shows_the_servers_message(site: Site, browser: Browser) -> None:
-    user = site.user()
+    user = site.extra_user()
     answer = httpx.post(
         f"{site.url}/api/auth/login/", json={"username": user, "password": "not-it"}
     )
