@@ -3,8 +3,8 @@
 A HIT over REST, as a client sends it (a session, a JSON body, an Idempotency-Key), profiled
 with `sys.setprofile`: every Python function the request calls, after commit included, is
 attributed to its file. Only the project's own files count (not the tests', not a library's).
-The goal is 18; the path runs through 32 today (docs/architecture.md, "A HIT's path"), and
-this test keeps it from growing past that while the files are brought down.
+The goal is 18; the path runs through 32 today on the embedded default, 33 with Redis
+(docs/architecture.md, "A HIT's path"), and this test keeps it from growing past that.
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ from casino.tables.services import table_personal
 from tests.api.conftest import PASSWORD, make_player
 
 ROOT = Path(settings.BASE_DIR).resolve()
-MAX_FILES = 32  # today's count; the goal is 18
+# Today's count; the goal is 18. With Redis the rate limit's script runs through
+# casino/platform/redisscript.py, one file more.
+MAX_FILES = 32 + (1 if settings.CACHES["default"]["BACKEND"].endswith("RedisCache") else 0)
 
 
 def _project_file(filename: str) -> str | None:

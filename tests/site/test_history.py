@@ -17,17 +17,17 @@ pytestmark = pytest.mark.browser
 def fair_round_left_open(page: Any) -> str:
     """Deal fair rounds until one waits for the player; its id."""
     page.wait_for_function("window.__site.state.prefs !== null")  # the last bet is known
+    playing = "['playing', 'insurance'].includes(document.querySelector('#table').dataset.state)"
     for _ in range(10):
         page.wait_for_function("!window.__site.state.busy")
+        if page.evaluate(playing):  # the last deal's view came after the finished one's link
+            return str(page.evaluate("window.__site.state.round.round_id"))
         if button(page, "Rebet & deal").is_visible():
             click(page, "Rebet & deal")
         else:
             click(page, "Chip 1 USDC")
             click(page, "Deal")
-        page.wait_for_function(
-            "['playing', 'insurance'].includes(document.querySelector('#table').dataset.state)"
-            " || !!document.querySelector('#verify-link')"
-        )
+        page.wait_for_function(f"{playing} || !!document.querySelector('#verify-link')")
         if not page.locator("#verify-link").count():
             return str(page.evaluate("window.__site.state.round.round_id"))
     raise AssertionError("no round stayed open")
