@@ -92,7 +92,8 @@ PLAY_UNTIL_200 = """async () => {
   const site = window.__site;
   const has = (name) => (site.state.round?.view?.actions ?? []).includes(name);
   const over = () => Boolean(site.state.round?.view?.settlement || site.state.round?.view?.voided);
-  while (site.metrics.latencies.length < 200) {
+  const until = Date.now() + 120000;  // bounded: a refused deal must fail the test, not spin
+  while (site.metrics.latencies.length < 200 && Date.now() < until) {
     if (over()) await site.send("deal", { mode: "rebet" });
     else if (has("insurance")) await site.send("insurance", { take: false, box: 0 });
     else if (has("even_money")) await site.send("even_money", { take: false, box: 0 });
