@@ -418,7 +418,7 @@ function connect() {
         return;
       }
       waiting.delete(msg.id);
-      if (msg.type === "result") pending.resolve(msg.round);
+      if (msg.type === "result") pending.resolve({ round: msg.round, at: event.timeStamp });
       else pending.reject(Object.assign(new ApiError(msg.status, { error: msg }), {}));
     }
   });
@@ -465,9 +465,17 @@ async function send(type, args = {}) {
   s.busy = true;
   render();
   try {
-    const open = socket && socket.readyState === WebSocket.OPEN;
-    const body = await (open ? overSocket(type, args) : overRest(type, args));
-    apply(body);
+    let body;
+    let at = null; // when the answer's WebSocket message arrived
+    if (socket && socket.readyState === WebSocket.OPEN) ({ round: body, at } = await overSocket(type, args));
+    else body = await overRest(type, args);
+    if (apply(body) && at !== null) {
+      // The answer and the table's push carry the same version; whichever comes first is
+      // the message that updates the DOM, so both count toward the message-to-DOM figure.
+      s.busy = false;
+      render();
+      metrics.latencies.push(performance.now() - at);
+    }
   } catch (err) {
     if (err.code === "confirm_required") {
       const hand = myHandInTurn(s.round?.view);
