@@ -74,7 +74,7 @@ def test_a_round_verifies_and_a_tampered_round_shows_the_failure(
     assert f"Verified: round round-good is fair ({good_cards} cards match)" in text
     rows = browser_page.locator("#cards tbody tr.match").count()
     assert rows == good_cards
-    assert browser_page.locator('#checks dd[data-ok="true"]').count() == 6
+    assert browser_page.locator('#checks li[data-ok="true"]').count() == 6
 
     state, text, failures = verify_round_in_page(browser_page, live_server.url, "round-bad")
     assert state == "failed" and text.startswith("FAILED: round round-bad does not verify")
@@ -99,7 +99,12 @@ def test_offline_seeds_and_a_pasted_line_verify_in_the_page(
     page.fill("#count", "20")
     page.click("#compute-seeds")
     page.wait_for_selector('#verdict[data-state="ok"]', timeout=60_000)
-    recomputed = [row.split("\t")[3] for row in page.locator("#cards tbody tr").all_inner_texts()]
+    recomputed = page.locator("#cards tbody tr td:nth-child(5) .card").evaluate_all(
+        "cells => cells.map((c) => c.dataset.card)"
+    )
+    assert page.locator("#checks li").all_inner_texts() == [
+        "✓ The server seed you entered hashes (SHA-256) to the commitment you entered."
+    ]
     assert recomputed == shoe_cards(receipt["server_seed"], receipt["client_material"],
                                     receipt["nonce"], 20)  # fmt: skip
 

@@ -82,15 +82,16 @@ def test_the_page_shows_the_play_checks_of_a_round_and_of_a_forged_one(
     rows = play_rows(page)
     assert rows["stream"] == (
         "checked",
-        f"✓ every recorded event equals the derived one, field by field: checked "
-        f"(all {len(json.loads(proof.bundle_line)['events'])} events)",
+        f"✓ Every recorded event is the one the rules derive, field by field — checked: "
+        f"all {len(json.loads(proof.bundle_line)['events'])} events.",
     )
     assert rows["dealer"][0] == "checked" and rows["dealer"][1].startswith(
-        "✓ dealer stands on soft 17 and draws below 17 (hole card turned first): checked "
-        "(hole card turned"
+        "✓ The dealer turned the hole card first, drew below 17 and stood on 17, soft 17 too — "
+        "checked: hole card turned"
     )
     assert rows["payouts"][0] == "checked" and rows["payouts"][1].startswith(
-        f"✓ outcomes and payouts: checked ({hands} hands checked"  # and any blackjacks paid
+        f"✓ Every hand's outcome and payout is the one the rules give — checked: {hands} hands "
+        "checked"  # and any blackjacks paid
     )
     assert rows["ties"][0] == "checked"  # two seats: duel_classic, whose ties 17-19 lose
     assert {state for state, _ in rows.values()} <= {"checked", "none in this round"}
@@ -105,10 +106,14 @@ def test_the_page_shows_the_play_checks_of_a_round_and_of_a_forged_one(
     ), failures
     assert "hands[0].gross_return: recorded " in failures[0]
     rows = play_rows(page)
-    assert rows["payouts"] == ("failed", f"✗ outcomes and payouts: failed (at version {version})")
+    assert rows["payouts"] == (
+        "failed",
+        "✗ Every hand's outcome and payout is the one the rules give — failed: "
+        f"at version {version}.",
+    )
     assert rows["dealer"][0] == rows["deal"][0] == "checked"
     assert rows["stream"][0] == rows["seed"][0] == "not checked"
-    assert page.locator('#checks dd[data-ok="true"]').count() == 6  # seed, cards, chain, ...
+    assert page.locator('#checks li[data-ok="true"]').count() == 6  # seed, cards, chain, ...
 
     page.fill("#paste", json.dumps(json.loads(proof.bundle_line)["receipt"]))
     page.click("#verify-paste")

@@ -6,6 +6,259 @@ const $ = (id) => document.getElementById(id);
 
 const STATE_MARKS = { checked: "✓", failed: "✗", "not checked": "–", "none in this round": "·" };
 
+// The viewer (the signed-in player's id, or "" for anyone): their seat reads "(you)".
+const viewer = document.body.dataset.playerId ?? "";
+
+const RANKS = { A: "ace", K: "king", Q: "queen", J: "jack", T: "10" };
+const SUITS = { S: ["♠", "spades"], H: ["♥", "hearts"], D: ["♦", "diamonds"], C: ["♣", "clubs"] };
+const BOX_NAMES = ["centre", "right", "left"]; // atlantic_city's boxes, as its table names them
+
+/** A card code ("TS") in a player's words: ["10♠", "10 of spades"]. */
+function cardWords(code) {
+  const rank = code[0] === "T" ? "10" : code[0];
+  const [symbol, suit] = SUITS[code[1]] ?? [code[1], code[1]];
+  return [`${rank}${symbol}`, `${RANKS[code[0]] ?? rank} of ${suit}`];
+}
+
+/** One card as the page shows it: "10♠", read out as "10 of spades", its code kept in data-card. */
+function cardEl(code) {
+  const span = document.createElement("span");
+  span.className = "card";
+  if (typeof code !== "string" || code.length !== 2) {
+    span.textContent = code ? String(code) : "";
+    return span;
+  }
+  const [text, spoken] = cardWords(code);
+  span.dataset.card = code;
+  span.setAttribute("role", "img");
+  span.setAttribute("aria-label", spoken);
+  span.title = spoken;
+  span.textContent = text;
+  return span;
+}
+
+function points(code) {
+  return code[0] === "A" ? 1 : "TJQK".includes(code[0]) ? 10 : Number(code[0]);
+}
+
+/** A hand's total in words: "17", "soft 17", "blackjack", "bust (24)". */
+function totalWords(cards, { natural = true } = {}) {
+  const hard = cards.reduce((sum, c) => sum + points(c), 0);
+  const soft = cards.some((c) => points(c) === 1) && hard + 10 <= 21;
+  const total = soft ? hard + 10 : hard;
+  if (natural && cards.length === 2 && total === 21) return "blackjack";
+  if (total > 21) return `bust (${total})`;
+  return soft ? `soft ${total}` : String(total);
+}
+
+const OUTCOME_WORDS = {
+  win: "won", lose: "lost", push: "push", bust: "lost", blackjack: "blackjack", even_money: "even money",
+  split: "pot shared",
+};
+
+/** A settled hand's result: "won +1.00 USDC" (the net: what came back less the stake). */
+function resultWords(result) {
+  const net = result.gross_return - result.stake;
+  return `${OUTCOME_WORDS[result.outcome] ?? result.outcome} ${net > 0 ? "+" : ""}${usdcWords(net)}`;
+}
+
+/** A box's or a seat's name: "Box 1", "Box 1 (centre)" (atlantic_city), "Seat 2 (you)", "Seat 1 (player 7)". */
+function ownerWords(opened) {
+  const seats = (opened.participants ?? []).map((p) => p.player_id);
+  const seated = opened.ruleset === "duel" || opened.ruleset === "duel_classic";
+  return (playerId, box) => {
+    if (!seated) return `Box ${box + 1}${opened.ruleset === "atlantic_city" ? ` (${BOX_NAMES[box] ?? box})` : ""}`;
+    const seat = `Seat ${seats.indexOf(playerId) + 1}`;
+    return viewer && playerId === viewer ? `${seat} (you)` : `${seat} (player ${playerId})`;
+  };
+}
+
+/**
+ * Whose cards are whose, from the round's events: the dealer's (none in a duel) and every box's
+ * hands (a split hand keeps its index, the new one is the next) or every duel seat's, each with
+ * its total and, once settled, its result. [{who, label, cards, total, result}].
+ */
+function handsOf(events) {
+  const opened = events.find((e) => e.type === "RoundOpened")?.data;
+  if (!opened) return [];
+  const ruleset = opened.ruleset;
+  const seats = (opened.participants ?? []).map((p) => p.player_id);
+  const owner = ownerWords(opened);
+  const dealer = [];
+  const boxes = new Map(); // "player/box" -> {playerId, box, hands: [{cards, split, doubled}]}
+  const boxOf = (d) => {
+    const key = `${d.player_id}/${d.box}`;
+    if (!boxes.has(key)) boxes.set(key, { playerId: d.player_id, box: d.box, hands: [], insurance: null });
+    return boxes.get(key);
+  };
+  let settled = null;
+  for (const { type, data } of events) {
+    if (type === "DealerCardDealt") dealer.push({ card: data.card, hole: data.hole });
+    else if (type === "PlayerCardDealt") {
+      const box = boxOf(data);
+      while (box.hands.length <= data.hand) box.hands.push({ cards: [], split: false, doubled: false });
+      box.hands[data.hand].cards.push(data.card);
+    } else if (type === "HandSplit") {
+      const box = boxOf(data);
+      const hand = box.hands[data.hand];
+      const halves = hand.cards.map((card) => ({ cards: [card], split: true, doubled: false }));
+      box.hands.splice(data.hand, 1, ...halves);
+    } else if (type === "HandDoubled") {
+      const hand = boxOf(data).hands[data.hand];
+      if (hand) hand.doubled = true;
+    } else if (type === "RoundSettled") settled = data;
+  }
+  const rows = [];
+  if (ruleset !== "duel" && dealer.length) {
+    const cards = dealer.map((d) => d.card);
+    rows.push({ who: "dealer", label: "Dealer", cards, total: totalWords(cards), result: "" });
+  }
+  const ordered = [...boxes.values()].sort(
+    (a, b) => seats.indexOf(a.playerId) - seats.indexOf(b.playerId) || a.box - b.box,
+  );
+  for (const box of ordered) {
+    box.hands.forEach((hand, i) => {
+      const notes = [hand.split && "split", hand.doubled && "doubled"].filter(Boolean);
+      const which = ruleset === "duel" ? "" : `, hand ${i + 1}`;
+      const label = `${owner(box.playerId, box.box)}${which}${notes.length ? ` (${notes.join(", ")})` : ""}`;
+      const found = settled?.hands.find((h) => h.player_id === box.playerId && h.box === box.box && h.hand === i);
+      rows.push({
+        who: `${box.playerId}/${box.box}/${i}`, label, cards: hand.cards,
+        total: totalWords(hand.cards, { natural: !hand.split }), result: found ? resultWords(found) : "",
+      });
+    });
+    const insured = settled?.insurance.find((x) => x.player_id === box.playerId && x.box === box.box);
+    if (insured) {
+      const net = insured.gross_return - insured.stake;
+      rows.push({
+        who: `${box.playerId}/${box.box}/insurance`, label: `${owner(box.playerId, box.box)}, insurance`, cards: [],
+        total: `${usdcWords(insured.stake)} insured`,
+        result: `${net > 0 ? "won +" : "lost "}${usdcWords(net)}`,
+      });
+    }
+  }
+  return rows;
+}
+
+/** Who each dealt card went to, by shoe position: "Dealer (face down)", "Box 1", "Seat 2 (you)". */
+function ownersOf(events) {
+  const opened = events.find((e) => e.type === "RoundOpened")?.data;
+  const names = new Map();
+  if (!opened) return names;
+  const owner = ownerWords(opened);
+  for (const { type, data } of events) {
+    if (type === "DealerCardDealt") names.set(data.position, data.hole ? "Dealer (face down)" : "Dealer");
+    else if (type === "PlayerCardDealt") names.set(data.position, owner(data.player_id, data.box));
+  }
+  return names;
+}
+
+function showHands(events) {
+  const list = $("hands");
+  const opened = Array.isArray(events) ? events.find((e) => e.type === "RoundOpened")?.data : null;
+  const rules = $("hands-rules");
+  if (!opened) {
+    $("hands-section").hidden = true;
+    list.replaceChildren();
+    rules.replaceChildren();
+    return;
+  }
+  $("hands-section").hidden = false;
+  const link = document.createElement("a");
+  link.href = `/play/rules/${encodeURIComponent(opened.ruleset)}/`;
+  link.textContent = `the ${RULESET_NAMES[opened.ruleset] ?? opened.ruleset} rules`;
+  rules.replaceChildren("Played under ", link, ".");
+  const rows = handsOf(events);
+  if (!rows.length) {
+    const li = document.createElement("li");
+    li.textContent = "No cards were dealt in this round.";
+    list.replaceChildren(li);
+    return;
+  }
+  list.replaceChildren(...rows.map((row) => {
+    const li = document.createElement("li");
+    li.dataset.who = row.who;
+    const label = document.createElement("span");
+    label.className = "who";
+    label.textContent = row.label;
+    const cards = document.createElement("span");
+    cards.className = "cards";
+    row.cards.forEach((c, k) => cards.append(...(k ? [" "] : []), cardEl(c)));
+    const total = document.createElement("span");
+    total.className = "total";
+    total.textContent = row.total;
+    li.append(label, ": ", ...(row.cards.length ? [cards, " — "] : []), total);
+    if (row.result) {
+      const result = document.createElement("span");
+      result.className = "result";
+      result.textContent = row.result;
+      li.append(" — ", result);
+    }
+    return li;
+  }));
+}
+
+const RULESET_NAMES = { classic: "Classic", atlantic_city: "Atlantic City", duel: "Duel", duel_classic: "Duel classic" };
+
+// The checks of fairness-v1 section 5, each a sentence: [when it holds, when it does not].
+const CHECK_WORDS = {
+  commitment: [
+    "The server seed you entered hashes (SHA-256) to the commitment you entered.",
+    "The server seed you entered does not hash (SHA-256) to the commitment you entered.",
+  ],
+  seed: [
+    "The server seed matches the commitment published before the round, and the round revealed it.",
+    "The server seed does not match the commitment published before the round.",
+  ],
+  clientMaterial: [
+    "The players' client seeds, in seat order, are the ones locked in when betting closed.",
+    "The players' client seeds are not the ones locked in when betting closed.",
+  ],
+  cards: [
+    "Every card dealt is the card the shuffled shoe holds at its place, in order, none skipped.",
+    "A card dealt is not the card the shuffled shoe holds at its place.",
+  ],
+  eventChain: [
+    "Every recorded event is linked to the one before it by its hash, up to the receipt's last event.",
+    "The recorded events are not an unbroken hash chain up to the receipt's last event.",
+  ],
+  signature: [
+    "The receipt is signed by the casino's published key.",
+    "The receipt's signature is not the casino's published key's.",
+  ],
+  outcome: [
+    "The receipt's outcome and payouts are the ones the round's events record.",
+    "The receipt's outcome and payouts are not the ones the round's events record.",
+  ],
+};
+
+// The proof of play's checks (play.js ids), each a sentence a player reads.
+const PLAY_WORDS = {
+  rules: "The round was played under its table's published rules (payouts, timeouts, fee schedule)",
+  opening: "The round opened, took its bets within the table limits and closed betting on time",
+  deal: "The cards were dealt in the rules' order, from the top of the shoe",
+  peek: "The dealer checked for blackjack when the rules say so",
+  insurance: "Insurance and even money were offered, answered and paid as the rules say",
+  turns: "Every hand played in its turn, with the rules' time to decide",
+  choices: "Every hit, stand and double was allowed where the player made it",
+  splits: "Every split made the hands the rules make, split aces taking one card each",
+  autostand: "A hand reaching 21 stood, and a bust hand took no more cards",
+  dealer: "The dealer turned the hole card first, drew below 17 and stood on 17, soft 17 too",
+  totals: "Every hand's total is the total of its cards",
+  payouts: "Every hand's outcome and payout is the one the rules give",
+  ties: "Equal totals of 17 to 19 lost and of 20 or 21 pushed, as the rules say",
+  reveal: "The duel's hidden cards were revealed together, in shoe order",
+  pot: "The duel's winners, the pot's split and the fee are the rules' own",
+  timeouts: "Every timeout happened at or after its deadline",
+  void: "The void refunded every stake and reversed every payout",
+  seed: "The server seed was revealed only after the round ended",
+  stream: "Every recorded event is the one the rules derive, field by field",
+};
+
+const PLAY_STATES = {
+  checked: "checked", failed: "failed", "not checked": "not checked", "none in this round": "nothing to check in this round",
+};
+
 /** The proof of play: which play checks ran, in words, and what each found. */
 function showPlay(play) {
   const summary = $("play-summary");
@@ -25,7 +278,8 @@ function showPlay(play) {
     const li = document.createElement("li");
     li.dataset.check = c.id;
     li.dataset.state = c.state;
-    li.textContent = `${STATE_MARKS[c.state] ?? ""} ${c.text}`;
+    li.textContent = `${STATE_MARKS[c.state] ?? ""} ${PLAY_WORDS[c.id] ?? c.label} — ${PLAY_STATES[c.state] ?? c.state}`
+      + `${c.detail ? `: ${c.detail}` : ""}.`;
     return li;
   }));
 }
@@ -47,7 +301,7 @@ function voidWords(payouts) {
   return `Every stake was refunded (${usdcWords(refunds)}). ${would}`;
 }
 
-function show(result, title, receipt = null) {
+function show(result, title, receipt = null, events = null) {
   const verdict = $("verdict");
   verdict.dataset.state = result.ok ? "ok" : "failed";
   const played = result.play?.ran && result.play.ok ? " The play, decided again here, is the rules' own." : "";
@@ -67,24 +321,25 @@ function show(result, title, receipt = null) {
     li.textContent = f;
     return li;
   }));
-  const checks = $("checks");
-  checks.replaceChildren();
-  for (const [name, ok] of Object.entries(result.checks ?? {})) {
-    const dt = document.createElement("dt");
-    dt.textContent = name;
-    const dd = document.createElement("dd");
-    dd.textContent = ok ? "✓ ok" : "✗ failed";
-    dd.dataset.check = name;
-    dd.dataset.ok = String(ok);
-    checks.append(dt, dd);
-  }
+  $("checks").replaceChildren(...Object.entries(result.checks ?? {}).map(([name, ok]) => {
+    const li = document.createElement("li");
+    li.dataset.check = name;
+    li.dataset.ok = String(ok);
+    const [holds, fails] = CHECK_WORDS[name] ?? [name, name];
+    li.textContent = `${ok ? "✓" : "✗"} ${ok ? holds : fails}`;
+    return li;
+  }));
+  showHands(events);
+  const owners = Array.isArray(events) ? ownersOf(events) : new Map();
   const body = $("cards").querySelector("tbody");
   body.replaceChildren(...result.cards.map((c) => {
     const tr = document.createElement("tr");
     tr.className = c.ok ? "match" : "mismatch";
-    for (const value of [c.index, c.position, c.dealt ?? "", c.expected ?? "", c.ok ? "✓" : "✗"]) {
+    const cells = [c.index, c.position, owners.get(c.position) ?? "", cardEl(c.dealt), cardEl(c.expected), c.ok ? "✓" : "✗"];
+    for (const value of cells) {
       const td = document.createElement("td");
-      td.textContent = String(value);
+      if (value instanceof Node) td.append(value);
+      else td.textContent = String(value);
       tr.append(td);
     }
     return tr;
@@ -98,6 +353,7 @@ function working(text) {
   $("failures").replaceChildren();
   $("checks").replaceChildren();
   $("cards").querySelector("tbody").replaceChildren();
+  showHands(null);
   showPlay(null);
 }
 
@@ -131,7 +387,7 @@ async function verifyInput(input, title) {
   const result = Array.isArray(line.events)
     ? await verifyBundle(line, keys)
     : await verifyReceiptOnly(line, keys);
-  show(result, title, line.receipt ?? null);
+  show(result, title, line.receipt ?? null, line.events ?? null);
 }
 
 $("by-round").addEventListener("submit", async (event) => {
@@ -183,8 +439,8 @@ $("by-seeds").addEventListener("submit", async (event) => {
     const checks = {};
     if (commitment) {
       const hashed = await hashSeed(seed);
-      checks.seed = hashed === commitment;
-      if (!checks.seed) failures.push(`seed: sha256 of server seed ${seed} is ${hashed}, not the commitment ${commitment}`);
+      checks.commitment = hashed === commitment;
+      if (!checks.commitment) failures.push(`seed: sha256 of server seed ${seed} is ${hashed}, not the commitment ${commitment}`);
     }
     const rows = cards.map((card, i) => ({ index: i, position: i, dealt: "", expected: card, ok: true }));
     const play = { ran: false, why: "not run: seeds alone have no play to check", checks: [] };
