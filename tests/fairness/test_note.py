@@ -116,6 +116,23 @@ def test_signer_keys_use_go_note_format() -> None:
             parse_signer_key(bad)
 
 
+def _public(seed: bytes) -> bytes:
+    return Ed25519PrivateKey.from_private_bytes(seed).public_key().public_bytes_raw()
+
+
+def test_keys_whose_base64_holds_plus_signs() -> None:
+    name = "a.example/k"
+    seed = next(
+        seed
+        for n in range(1000)
+        if "+" in signer_key(name, seed := hashlib.sha256(b"%d" % n).digest()).split("+", 4)[4]
+        and "+" in make_vkey(name, _public(seed)).split("+", 2)[2]
+    )
+    assert parse_vkey(make_vkey(name, _public(seed))).public_key == _public(seed)
+    assert parse_signer_key(signer_key(name, seed))[1].private_bytes_raw() == seed
+    assert parse_vkey(make_cosigner_vkey(name, _public(seed))).sig_type == 0x04
+
+
 @pytest.mark.parametrize(
     ("vkey", "why"),
     [
