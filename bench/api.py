@@ -127,6 +127,7 @@ def served_env() -> dict[str, str]:
         "SECRET_KEY": settings.SECRET_KEY,
         "SEED_ENCRYPTION_KEYS": ",".join(settings.SEED_ENCRYPTION_KEYS),
         "RECEIPT_SIGNING_KEY": settings.RECEIPT_SIGNING_KEY,
+        "LOG_SIGNING_KEY": settings.LOG_SIGNING_KEY,
         "BENCH_ENDPOINTS": "1",
         "LOG_LEVEL": "WARNING",
         "THROTTLE_LOGIN": "1000000/min",

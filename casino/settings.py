@@ -25,6 +25,12 @@ SECRET_KEY = _secrets["SECRET_KEY"]
 SEED_ENCRYPTION_KEYS: list[str] = [k.strip() for k in _secrets["SEED_ENCRYPTION_KEYS"].split(",")]
 # Ed25519 private key (64 hex chars) that signs round receipts.
 RECEIPT_SIGNING_KEY: str = _secrets["RECEIPT_SIGNING_KEY"]
+# The transparency log (fairness/transparency.py): its checkpoints' signing key (not the
+# receipt key), the origin line its checkpoints name, and the maximum merge delay: a queued
+# leaf is in a signed checkpoint within this many seconds, or /healthz answers 503.
+LOG_SIGNING_KEY: str = _secrets["LOG_SIGNING_KEY"]
+LOG_ORIGIN: str = env.str("LOG_ORIGIN", default="blackjack.local/log")
+LOG_MAX_MERGE_DELAY_S: float = env.float("LOG_MAX_MERGE_DELAY_S", default=10.0)
 
 ALLOWED_HOSTS: list[str] = env.list(
     "ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"]
@@ -169,6 +175,8 @@ CELERY_BEAT_SCHEDULE: dict[str, Any] = {
     "fairness-chains-refill": {"task": "fairness.chains_refill", "schedule": 300.0},
     # Duel lobbies whose timer ended (a lost lobby nudge is caught here; casino/tables/timers.py).
     "sweep-lobbies": {"task": "casino.sweep_lobbies", "schedule": 5.0},
+    # The transparency log's sequencer: queued leaves get indices and a signed checkpoint.
+    "log-sequence": {"task": "fairness.log_sequence", "schedule": 1.0},
 }
 # With a broker: how long a round's timer nudge waits in its process before it is sent (a
 # later command replaces it, a finished round drops it; casino/rounds/nudges.py). 0: at once.

@@ -9,6 +9,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from casino.platform.errors import error_body
 from casino.platform.health import healthz
 from casino.site.views import root as site_root
+from fairness.transparency import check_log
 
 
 def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
@@ -22,7 +23,7 @@ handler404 = not_found
 handler403 = "casino.dashboard.views.permission_denied"  # staff pages: a page naming the role
 
 urlpatterns = [
-    path("healthz", healthz, name="healthz"),
+    path("healthz", healthz, {"extra": {"transparency_log": check_log}}, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),

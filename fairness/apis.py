@@ -24,7 +24,7 @@ from rest_framework.views import APIView
 
 from casino.platform.errors import ApplicationError
 from casino.platform.schema import ApiError
-from fairness import selectors, services
+from fairness import selectors, services, transparency
 
 ID_RE = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 
@@ -163,6 +163,10 @@ class RoundProofApi(APIView):
         key_id = serializers.CharField()
         public_key = serializers.CharField()
         bundle = serializers.DictField(help_text="one line of the JSON Lines bundle format")
+        log = serializers.DictField(
+            help_text="the round's leaves in the transparency log once sequenced: round_opened "
+            "(index or null), round_receipt (indices), pending (leaves not yet sequenced)"
+        )
 
     @extend_schema(
         operation_id="fairness_round_proof",
@@ -181,6 +185,7 @@ class RoundProofApi(APIView):
             "key_id": proof.key_id,
             "public_key": bundle["public_key"],
             "bundle": bundle,
+            "log": transparency.round_leaves(proof.round_id),
         }
         return Response(self.OutputSerializer(data).data)
 

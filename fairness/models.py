@@ -96,3 +96,152 @@ class RoundProof(models.Model):
 
     def __str__(self) -> str:
         return f"proof of round {self.round_id}"
+
+
+# --- the transparency log (docs/fairness.md, "Transparency log") ---------------------------
+
+
+class LogPending(models.Model):
+    """A leaf waiting for the sequencer, queued by the transaction that makes it (a round's
+    open or end, a journal entry); the sequencer gives it its index and deletes this row."""
+
+    kind = models.CharField(max_length=32)  # round_opened, round_receipt, journal_entry
+    ref = models.CharField(max_length=100)  # the round id or the journal entry id
+    data = models.TextField()  # the leaf's canonical JSON
+    queued_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"pending {self.kind} {self.ref}"
+
+
+class LogLeaf(models.Model):
+    """One sequenced leaf: its index in the log and the exact bytes (UTF-8) it hashes."""
+
+    index = models.BigIntegerField(primary_key=True)
+    kind = models.CharField(max_length=32)
+    ref = models.CharField(max_length=100, db_index=True)
+    data = models.TextField()
+    queued_at = models.DateTimeField()
+    sequenced_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["index"]
+
+    def __str__(self) -> str:
+        return f"leaf {self.index} ({self.kind} {self.ref})"
+
+
+class LogTile(models.Model):
+    """One tile of the tree (C2SP tlog-tiles layout): up to 256 hashes of tree level 8*level.
+    A partial tile at the right edge is rewritten as it grows; only the sequencer writes."""
+
+    level = models.SmallIntegerField()
+    index = models.BigIntegerField()
+    hashes = models.BinaryField()  # concatenated 32-byte hashes
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["level", "index"], name="fairness_logtile_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"tile {self.level}/{self.index} ({len(self.hashes) // 32} hashes)"
+
+
+class LogState(models.Model):
+    """The log's one row: its size and root as the sequencer last wrote them. The sequencer
+    locks it, so two sequencers never write at once."""
+
+    id = models.PositiveSmallIntegerField(primary_key=True, default=1)
+    size = models.BigIntegerField(default=0)
+    root = models.CharField(max_length=64, default="")
+    sequenced_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"log of {self.size} leaves"
+
+
+class LogCheckpoint(models.Model):
+    """A signed checkpoint (C2SP tlog-checkpoint in a signed note), one per size the log had."""
+
+    size = models.BigIntegerField(primary_key=True)
+    root = models.CharField(max_length=64)  # hex
+    note = models.TextField()  # the signed note, exactly as served
+    key_id = models.CharField(max_length=16)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["size"]
+
+    def __str__(self) -> str:
+        return f"checkpoint at size {self.size}"
+
+
+class LogKey(models.Model):
+    """Every checkpoint-signing public key ever used, so old checkpoints still verify."""
+
+    key_id = models.CharField(max_length=16, unique=True)  # hex of the note key id
+    vkey = models.TextField()  # the note verifier key text
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"log key {self.key_id}"
+
+
+class LogWitness(models.Model):
+    """An outside witness: its cosigner key authenticates what it posts."""
+
+    name = models.CharField(max_length=200, unique=True)
+    vkey = models.TextField()
+    active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"witness {self.name}"
+
+
+class LogCosignature(models.Model):
+    """A witness's cosignature on one checkpoint, as its signature line."""
+
+    witness = models.ForeignKey(LogWitness, on_delete=models.PROTECT, related_name="cosignatures")
+    size = models.BigIntegerField()
+    line = models.TextField()
+    timestamp = models.BigIntegerField()  # the cosignature's own time, unix seconds
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["size", "witness_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["witness", "size"], name="fairness_one_cosig_per_size")
+        ]
+
+    def __str__(self) -> str:
+        return f"cosignature of {self.witness_id} at size {self.size}"
+
+
+class JournalLink(models.Model):
+    """The journal's hash chain as the sequencer links it, in log order: each journal entry's
+    own hash (canonical form with its postings) and the chain hash of the entry before it.
+    Linked off the money path, so concurrent money writes never wait on a chain head."""
+
+    entry_id = models.BigIntegerField(primary_key=True)
+    seq = models.BigIntegerField(unique=True)  # 1, 2, ... in log order
+    entry_hash = models.CharField(max_length=64)
+    prev_hash = models.CharField(max_length=64)  # chain hash of seq - 1 ("0"*64 for seq 1)
+    chain_hash = models.CharField(max_length=64)  # SHA-256(prev_hash || entry_hash), hex
+    log_index = models.BigIntegerField()
+
+    class Meta:
+        ordering = ["seq"]
+
+    def __str__(self) -> str:
+        return f"journal link {self.seq} (entry {self.entry_id})"

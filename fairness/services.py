@@ -22,7 +22,7 @@ from django.utils import timezone
 from casino.eventstore.store import NewEvent, append
 from casino.platform import rawsql
 from casino.platform.errors import ApplicationError, ConflictError
-from fairness import ed25519
+from fairness import ed25519, transparency
 from fairness.canonical import canonical_json, canonical_text, canonical_text_float_free
 from fairness.chain import DEFAULT_LENGTH, create_chain, hash_seed, walk
 from fairness.models import ClientSeed, RoundProof, SeedChain, SigningKey
@@ -546,6 +546,11 @@ def round_proof_create(
             events=bundle_events,
         ),
     }
+    transparency.queue_leaf(
+        "round_receipt",
+        round_id,
+        {"round_id": round_id, "receipt": receipt, "signature": signature, "key_id": signer},
+    )
     if existing is not None:  # a late void: the voided proof replaces the settled one
         for name, value in fields.items():
             setattr(existing, name, value)

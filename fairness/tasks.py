@@ -1,11 +1,18 @@
-"""Celery tasks of the fairness app: prepare seed chains ahead of time."""
+"""Celery tasks of the fairness app: prepare seed chains ahead of time, sequence the log."""
 
 from __future__ import annotations
 
 from celery import shared_task
 
-from fairness import services
+from fairness import services, transparency
 from fairness.models import SeedChain
+
+
+@shared_task(name="fairness.log_sequence")
+def log_sequence() -> dict[str, int]:
+    """One pass of the transparency log's sequencer (beat sends it every second)."""
+    done = transparency.sequence()
+    return {"added": done.added, "size": done.size, "busy": int(done.busy)}
 
 
 @shared_task(name="fairness.chains_refill")

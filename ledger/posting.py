@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from casino.platform import rawsql
 from casino.platform.errors import ApplicationError
+from fairness import transparency
 from fairness.canonical import canonical_json_float_free
 from ledger.models import (
     NEGATIVE_CAPABLE_TYPES,
@@ -408,6 +409,9 @@ def post(
         existing = find_entry(idempotency_key, entry_fingerprint)
         assert existing is not None
         return existing
+    transparency.queue_journal_entry(
+        entry_id=entry_id, kind=kind, reference=reference, created_at=created_at, postings=nonzero
+    )
     deferred: dict[int, int] | None = None
     for key, amount in nonzero.items():
         row = rows[key]
@@ -488,6 +492,8 @@ def transfer_fast(
     found = rawsql.fetch_one(sql, params)
     if found is None:
         return None
-    return _entry(
-        int(found[0]), kind, reference, idempotency_key, entry_fingerprint, None, created_at
+    entry_id = int(found[0])
+    transparency.queue_journal_entry(
+        entry_id=entry_id, kind=kind, reference=reference, created_at=created_at, postings=legs
     )
+    return _entry(entry_id, kind, reference, idempotency_key, entry_fingerprint, None, created_at)

@@ -2,8 +2,10 @@
 
 Built-in checks: every entry balances (>= 2 postings summing to zero); every stored balance
 equals the sum of its postings; no account that may not go negative is negative; all
-accounts together sum to zero. Other apps add checks with `register_check` (the round
-service adds "each round's ledger legs match its events"):
+accounts together sum to zero; the journal matches the transparency log (each entry's hash
+and chain link, fairness/logaudit.py) and the log's stored tree its checkpoint. Other apps
+add checks with `register_check` (the round service adds "each round's ledger legs match
+its events"):
 
     from ledger.reconcile import Problem, register_check
 
@@ -24,6 +26,7 @@ from typing import Any
 from django.db.models import Count, F, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
 
+from fairness.logaudit import log_problems
 from ledger.models import Account, AccountBalance, JournalEntry, Posting
 
 
@@ -154,7 +157,10 @@ def ledger_reconcile(*, progress: Progress | None = None) -> Report:
                 f"all accounts sum to {total_balances} (postings {total_postings}), not 0",
             )
         )
+    # The journal against the transparency log: each entry's hash, its leaf, the chain.
+    problems += [Problem(p.check, p.message, entry=p.entry) for p in log_problems()]
     checks = ["entry_balanced", "stored_balance", "non_negative", "sum_zero"]
+    checks += ["log_tree", "journal_chain"]
     for name, check in _EXTRA_CHECKS.items():
         checks.append(name)
         problems.extend(check(progress=progress) if name in _REPORTS_PROGRESS else check())

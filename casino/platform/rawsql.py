@@ -372,6 +372,42 @@ def discard_queued(*, using: str = DEFAULT_DB_ALIAS) -> None:
 
 
 @contextmanager
+def queued_block(*, using: str = DEFAULT_DB_ALIAS) -> Iterator[None]:
+    """A block inside a transaction whose writes may be queued: what `later` and
+    `write_soon` queue in it is sent at its end (`flush`), or forgotten if it fails."""
+    db = connections[using]
+    outer = db.__dict__.get("_rawsql_block", False)
+    db.__dict__["_rawsql_block"] = True
+    try:
+        yield
+    except BaseException:
+        discard_queued(using=using)
+        raise
+    finally:
+        db.__dict__["_rawsql_block"] = outer
+    flush(using=using)
+
+
+def write_soon(
+    key: str,
+    build: Callable[[dict[Any, Any]], tuple[str, list[Any]] | None],
+    item_key: Any,
+    item: Any,
+    *,
+    using: str = DEFAULT_DB_ALIAS,
+) -> None:
+    """Add `item` to the write collected under `key` (`later_collect`) inside a
+    `queued_block`, where it goes out with the block's last write; elsewhere write it now."""
+    db = connections[using]
+    if db.__dict__.get("_rawsql_block"):
+        later_collect(key, build, using=using)[item_key] = item
+        return
+    built = build({item_key: item})
+    if built is not None:
+        _run(db, built[0], built[1], _rowcount)
+
+
+@contextmanager
 def savepoint(*, using: str = DEFAULT_DB_ALIAS) -> Iterator[None]:
     """A savepoint inside the current transaction as raw statements, with what Django's nested
     `transaction.atomic()` does at its end: if the block raises, or an ORM write in it failed

@@ -30,6 +30,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "SECRET_KEY": lambda: secrets.token_urlsafe(50),
     "SEED_ENCRYPTION_KEYS": _fernet_key,
     "RECEIPT_SIGNING_KEY": _ed25519_private_key,
+    "LOG_SIGNING_KEY": _ed25519_private_key,
 }
 
 

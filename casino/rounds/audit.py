@@ -477,7 +477,3 @@ def summary(reports: list[RoundAudit]) -> dict[str, Any]:
         "cards": sum(r.cards for r in reports),
         "problems": [{"round": r.round_id, "problems": r.problems} for r in failed],
     }
-
-
-def summary_json(reports: list[RoundAudit]) -> str:
-    return json.dumps(summary(reports), sort_keys=True)

@@ -24,9 +24,11 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 
 from casino.engine.commands import OpenRound
+from casino.engine.events import RoundOpened
 from casino.engine.state import RoundState
 from casino.eventstore.models import StoredEvent
 from fairness import services as fairness_services
+from fairness import transparency
 from fairness.shoe import FairShoe
 
 
@@ -117,6 +119,23 @@ def seed_reveal(*, chain_id: str, nonce: int) -> str:
     """Reveal the server seed of a finished round (settled or voided)."""
     _forget(chain_id, nonce)  # the round deals no more cards
     return fairness_services.seed_reveal(chain_id=chain_id, nonce=nonce)
+
+
+def opened_log(*, round_id: str, opened: RoundOpened, event: StoredEvent) -> None:
+    """Queue the round's `round_opened` leaf of the transparency log (in the open's
+    transaction): which chain position and commitment the round took, and when."""
+    transparency.queue_leaf(
+        "round_opened",
+        round_id,
+        {
+            "round_id": round_id,
+            "table_id": opened.table_id,
+            "chain_id": opened.chain_id,
+            "nonce": opened.nonce,
+            "commitment": opened.commitment,
+            "opened_at": event.recorded_at_text,
+        },
+    )
 
 
 def receipt_store(*, round_id: str, stored: Sequence[StoredEvent], first: bool = False) -> None:

@@ -29,8 +29,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -359,7 +358,9 @@ def _execute(
     within a round nor from one round's seed reveal to the next round's open (the verifier
     checks both: fairness-v1 section 6)."""
     pending_error: DomainError | None = None
-    with transaction.atomic(durable=True), _queued_writes():
+    # The writes queued with `rawsql.later` (the round's projection UPDATE, the log's leaves)
+    # go out with the hook's last write, else at the block's end; a failing command forgets them.
+    with transaction.atomic(durable=True), rawsql.queued_block():
         if hook is not None:
             hook.begin()  # the caller's first write (it may end the transaction here)
         row: Round | None = None
@@ -420,6 +421,8 @@ def _execute(
             head_hash=stored[-1].hash if stored else None,
             not_before=not_before,
         )
+        if table is not None and appended:  # a new round: its open goes into the public log
+            seeds.opened_log(round_id=round_id, opened=state.opened, event=appended[0])
         roundmoney.post_legs(round_id=round_id, state=state, events=new, stored=appended)
         projection = projections.project(
             round_id=round_id,
@@ -506,19 +509,6 @@ def _chain_last_recorded(chain_id: str, nonce: int) -> datetime | None:
         .first()
     )
     return last
-
-
-@contextmanager
-def _queued_writes() -> Iterator[None]:
-    """Inside the command's transaction: the writes queued with `rawsql.later` (the round's
-    projection UPDATE) go out with the hook's last write, else here at the end; a failing
-    command forgets them with its rollback."""
-    try:
-        yield
-    except BaseException:
-        rawsql.discard_queued()
-        raise
-    rawsql.flush()
 
 
 # The round's row, locked only if `participant` has a seat in it (rawsql.first's WHERE).

@@ -41,6 +41,7 @@ from casino.models import RoundStatus, Table, TableStatus
 from casino.platform.heartbeat import record_sweep
 from casino.rounds.tasks import sweep_deadlines
 from casino.tables.services import lobby_check
+from fairness.tasks import log_sequence
 
 logger = logging.getLogger(__name__)
 
@@ -89,10 +90,12 @@ def sweep_lobbies() -> int:
 
 
 def tick() -> None:
-    """One pass of the in-process timers: expired round deadlines, then ended lobbies."""
+    """One pass of the in-process timers: expired round deadlines, ended lobbies, and the
+    transparency log's sequencer."""
     sweep_deadlines()
     sweep_lobbies()
     record_sweep("in_process")
+    log_sequence()
 
 
 def _run() -> None:

@@ -45,6 +45,7 @@ def test_app_services_share_the_env_file_example() -> None:
         "SECRET_KEY",
         "SEED_ENCRYPTION_KEYS",
         "RECEIPT_SIGNING_KEY",
+        "LOG_SIGNING_KEY",
     ):
         assert f"{key}=" in example
 

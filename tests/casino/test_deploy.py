@@ -22,6 +22,7 @@ def production_env(**overrides: str) -> dict[str, str]:
         SECRET_KEY=secrets.token_urlsafe(50),
         SEED_ENCRYPTION_KEYS=base64.urlsafe_b64encode(secrets.token_bytes(32)).decode(),
         RECEIPT_SIGNING_KEY=secrets.token_hex(32),
+        LOG_SIGNING_KEY=secrets.token_hex(32),
     )
     env.update(overrides)
     return env

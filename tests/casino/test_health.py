@@ -1,4 +1,5 @@
-"""GET /healthz reports the database, the channel layer, the broker and the timers."""
+"""GET /healthz reports the database, the channel layer, the broker, the timers and the
+transparency log's merge delay."""
 
 from __future__ import annotations
 
@@ -17,7 +18,10 @@ def test_healthz_is_200_when_everything_answers(client: Client) -> None:
     assert response.status_code == 200
     body = response.json()
     assert body["status"] == "ok"
-    assert set(body["checks"]) == {"database", "channel_layer", "broker", "timers"}
+    assert set(body["checks"]) == {
+        "database", "channel_layer", "broker", "timers", "transparency_log",
+    }  # fmt: skip
+    assert body["checks"]["transparency_log"]["max_merge_delay_s"] == 10.0
     assert all(check["ok"] for check in body["checks"].values())
 
 

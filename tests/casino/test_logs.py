@@ -70,7 +70,8 @@ def _play_and_scan(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyP
     open_seed = server_seed_for(
         chain_id=still_open.state.opened.chain_id, nonce=still_open.state.opened.nonce
     )
-    secrets_ = [settings.SECRET_KEY, settings.RECEIPT_SIGNING_KEY, *settings.SEED_ENCRYPTION_KEYS]
+    secrets_ = [settings.SECRET_KEY, settings.RECEIPT_SIGNING_KEY, settings.LOG_SIGNING_KEY]
+    secrets_ += settings.SEED_ENCRYPTION_KEYS
     secrets_ += [decrypt_secret(chain.head_encrypted) for chain in SeedChain.objects.all()]
 
     text = "\n".join(f"{r.getMessage()} {r.exc_text or ''}" for r in caplog.records)

@@ -51,7 +51,7 @@ def test_redis_channel_layer_disables_socket_timeout_and_raises_pool_limit() -> 
 
 
 def test_demo_mode_generates_secrets_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("SECRET_KEY", "SEED_ENCRYPTION_KEYS", "RECEIPT_SIGNING_KEY"):
+    for name in ("SECRET_KEY", "SEED_ENCRYPTION_KEYS", "RECEIPT_SIGNING_KEY", "LOG_SIGNING_KEY"):
         monkeypatch.delenv(name, raising=False)
     first = load_secrets(base_dir=tmp_path, debug=True)
     second = load_secrets(base_dir=tmp_path, debug=True)
@@ -75,6 +75,7 @@ def test_debug_off_refuses_example_values(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setenv("SECRET_KEY", "change-me")
     monkeypatch.setenv("SEED_ENCRYPTION_KEYS", "x" * 44)
     monkeypatch.setenv("RECEIPT_SIGNING_KEY", "ab" * 32)
+    monkeypatch.setenv("LOG_SIGNING_KEY", "cd" * 32)
     with pytest.raises(ImproperlyConfigured, match="SECRET_KEY"):
         load_secrets(base_dir=tmp_path, debug=False)
 

@@ -1,14 +1,18 @@
-"""`manage.py audit [--since DATE] [--round ID] [--json]`: check rounds end to end."""
+"""`manage.py audit [--since DATE] [--round ID] [--json]`: check rounds end to end, then the
+transparency log and the journal's hash chain."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from casino.platform.progress import ProgressBar
-from casino.rounds.audit import audit, select_rounds, summary, summary_json
+from casino.rounds.audit import audit, select_rounds, summary
+from fairness.logaudit import log_problems
 
 
 def parse_since(value: str | None) -> datetime | None:
@@ -24,7 +28,9 @@ def parse_since(value: str | None) -> datetime | None:
 class Command(BaseCommand):
     help = (
         "Audit rounds: hash chain, seed against commitment and chain, shoe cards, engine "
-        "replay, receipt signature and ledger legs. Exits 1 on any discrepancy."
+        "replay, receipt signature and ledger legs; then the transparency log: its stored tree "
+        "against its checkpoint, and every journal entry against its leaf and hash chain. "
+        "Exits 1 on any discrepancy."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -39,8 +45,11 @@ class Command(BaseCommand):
             raise CommandError(f"no such round: {', '.join(sorted(missing))}")
         reports = audit(round_ids, progress=ProgressBar("rounds"))
         result = summary(reports)
+        log = log_problems(progress=ProgressBar("log leaves"))
+        result["log"] = [asdict(p) for p in log]
+        result["ok"] = result["ok"] and not log
         if options["json"]:
-            self.stdout.write(summary_json(reports))
+            self.stdout.write(json.dumps(result, sort_keys=True))
         else:
             by_status: dict[str, list[int]] = {}
             for r in reports:
@@ -56,5 +65,9 @@ class Command(BaseCommand):
             for failure in result["problems"]:
                 for problem in failure["problems"]:
                     self.stdout.write(f"FAIL round {failure['round']}: {problem}")
+            for problem in log:
+                self.stdout.write(f"FAIL {problem.check}: {problem.message}")
+            if not log:
+                self.stdout.write("transparency log: tree, checkpoint and journal chain OK")
         if not result["ok"]:
             raise SystemExit(1)
