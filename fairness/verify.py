@@ -1,4 +1,5 @@
-"""Verify rounds from a JSON Lines bundle: `python -m fairness.verify FILE [--keys KEYS]`.
+"""Verify rounds from a JSON Lines bundle: `python -m fairness.verify FILE [--keys KEYS]
+[--checkpoint CP --vkey KEY --log URL]`.
 
 Each line is a seed chain's or a round's (formats in docs/fairness.md, "Bundle format"). Every
 round is checked against fairness-v1 section 5 as docs/fairness.md states it: (1) the revealed
@@ -6,7 +7,8 @@ seed hashes to the commitment, (2) the client material is the participants' seed
 order, (3) every dealt card equals the shoe at positions 0, 1, 2, ..., (4) the recorded events
 are exactly those the rules derive from the players' choices and the shoe (the proof of play,
 `fairness.replay`, when the rule engine `casino.engine` is importable), (5) the event hash
-chain and the Ed25519 signature; then the chains across rounds (section 6). Pure: no Django.
+chain and the Ed25519 signature; then the chains across rounds (section 6); with a checkpoint,
+the bundle against the public transparency log (`fairness.logcheck`). Pure: no Django.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from fairness import logcheck
 from fairness.bundle import CHAIN_FORMAT, duplicated_key, line_failures, parse_line
 from fairness.checks import (
     KeyRing,
@@ -71,6 +74,7 @@ class RoundReport:
     server_seed: str | None = None
     opened_at: str | None = None  # recorded_at of RoundOpened
     revealed_at: str | None = None  # recorded_at of ServerSeedRevealed
+    signature: str | None = None  # the receipt's, for the transparency log's check
 
     @property
     def ok(self) -> bool:
@@ -252,6 +256,8 @@ def verify_lines(
         report.table_id, report.commitment = facts["table_id"], facts["commitment"]
         report.server_seed = facts["server_seed"]
         report.opened_at, report.revealed_at = facts["opened_at"], facts["revealed_at"]
+        signature = bundle.get("signature")
+        report.signature = signature if type(signature) is str else None
         yield report
 
 
@@ -347,7 +353,16 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     )
     parser.add_argument("--quiet", action="store_true", help="print failures and the summary only")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument("--checkpoint", help="a signed checkpoint of the transparency log (file)")
+    parser.add_argument("--vkey", help="the log's verifier key, or @file holding it")
+    parser.add_argument(
+        "--log", help="the log's /api/log URL, or a JSON Lines file of its leaves {index, data}"
+    )
     args = parser.parse_args(argv)
+    log_args = [args.checkpoint, args.vkey, args.log]
+    if any(log_args) and not all(log_args):
+        print("error: --checkpoint, --vkey and --log go together", file=sys.stderr)
+        return 2
     out = out or sys.stdout
     try:
         keys = KeyRing()
@@ -371,9 +386,12 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     started = time.perf_counter()
     total = failed = bad_chain_lines = 0
     cross = CrossRounds()
+    logged: list[RoundReport] = []  # what the log check reads of each round
     with source:
         for report in _reports(source, keys, replay_on, max(args.jobs, 1)):
             cross.add(report)
+            if args.log:
+                logged.append(report)
             if report.kind == "chain":  # reported with the chains, below (a failure: here)
                 if not report.ok:
                     bad_chain_lines += 1
@@ -403,7 +421,18 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     if chains:
         print(chains_summary(chains), file=out)
     chains_failed = bad_chain_lines + sum(not chain.ok for chain in chains)
-    return 1 if failed or chains_failed or total == 0 else 0
+    log_failed = False
+    if args.log:
+        try:
+            with open(args.checkpoint, encoding="utf-8") as handle:
+                checkpoint = handle.read()
+            result = logcheck.check(logged, checkpoint=checkpoint, vkey=args.vkey, log=args.log)
+        except (OSError, logcheck.LogError) as exc:
+            print(f"FAIL log: {exc}", file=out)
+            return 1
+        print(logcheck.format_result(result), file=out)
+        log_failed = not result.ok
+    return 1 if failed or chains_failed or log_failed or total == 0 else 0
 
 
 if __name__ == "__main__":
