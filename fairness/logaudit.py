@@ -5,8 +5,9 @@
   rebuild the stored root, and the latest checkpoint is signed by a log key over that root.
 - The journal: every entry's canonical form with its postings hashes to the `sha256` of its
   `journal_entry` leaf and to its chain link; the links chain (each link's prev_hash is the
-  chain hash before it); no entry is missing from the log (past the maximum merge delay),
-  and no logged entry is missing from the journal.
+  chain hash before it); no entry is missing from the log,
+  and no logged entry is missing from the journal. An entry still queued for the sequencer
+  is not a problem here (its lag is /healthz's maximum merge delay check).
 """
 
 from __future__ import annotations
@@ -14,11 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
-
-from django.conf import settings
-from django.utils import timezone
 
 from fairness import note, tlog, transparency
 from fairness.models import JournalLink, LogCheckpoint, LogLeaf, LogPending, LogState
@@ -165,7 +162,6 @@ def journal_problems(*, progress: Progress | None = None) -> list[LogProblem]:
         for index, data in LogLeaf.objects.filter(kind="journal_entry").values_list("index", "data")
     }
     pending = set(LogPending.objects.filter(kind="journal_entry").values_list("ref", flat=True))
-    grace = timezone.now() - timedelta(seconds=float(settings.LOG_MAX_MERGE_DELAY_S))
     total, done = JournalEntry.objects.count(), 0
     seen: set[int] = set()
     for rows in _entry_chunks():
@@ -181,7 +177,7 @@ def journal_problems(*, progress: Progress | None = None) -> list[LogProblem]:
             )
             problems += _entry_problems(
                 entry_id, digest, row, links.get(entry_id), leaf_hashes.get(entry_id),
-                str(entry_id) in pending, grace,
+                str(entry_id) in pending,
             )  # fmt: skip
         done += len(rows)
         if progress is not None:
@@ -205,17 +201,14 @@ def _entry_problems(
     link: tuple[Any, ...] | None,
     leaf: tuple[int, str] | None,
     is_pending: bool,
-    grace: Any,
 ) -> list[LogProblem]:
     name = f"journal entry {entry_id} ({row['kind']} {row['reference']})"
     if link is None or leaf is None:
-        if is_pending and row["created_at"] >= grace:
-            return []  # written moments ago: the sequencer has not reached it yet
+        if is_pending:
+            return []  # queued with it: the sequencer has not reached it yet (/healthz: the lag)
         why = (
-            "was not sequenced within the maximum merge delay"
-            if is_pending
-            else "has no journal_entry leaf in the transparency log: it was written outside "
-            "the ledger's path"
+            "has no journal_entry leaf in the transparency log: it was written outside the "
+            "ledger's path"
         )
         return [LogProblem("journal_chain", f"{name} {why}", entry=entry_id)]
     problems = []
