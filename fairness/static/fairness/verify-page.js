@@ -1,5 +1,9 @@
 // The verify page: fetch a proof (or take a pasted one, or bare seeds) and check it here.
-import { hashSeed, shoeCards } from "./shoe.js";
+import { canonicalJson, hashSeed, shoeCards } from "./shoe.js";
+import {
+  ProofError, b64decode, decodeProof, equalBytes, leafHash, noteSignatures, openNote, parseVkey, toHex as hexOf,
+  verifyCheckpoint, verifyInclusion,
+} from "./tlog.js";
 import { verifyBundle, verifyReceiptOnly } from "./verifier.js";
 
 const $ = (id) => document.getElementById(id);
@@ -355,6 +359,7 @@ function working(text) {
   $("cards").querySelector("tbody").replaceChildren();
   showHands(null);
   showPlay(null);
+  logVerdict("not-run", "Public log: not checked yet.");
 }
 
 /** A round still in play has no proof yet: that is not a failure. */
@@ -363,6 +368,8 @@ function pending(id) {
   const verdict = $("verdict");
   verdict.dataset.state = "pending";
   verdict.textContent = `Round ${id} is still in play: its proof comes when it ends. Come back after the round.`;
+  logVerdict("not-run",
+    `Public log: not checked: round ${id} is still in play; its receipt enters the log when it ends.`);
 }
 
 function problem(message) {
@@ -390,6 +397,231 @@ async function verifyInput(input, title) {
   show(result, title, line.receipt ?? null, line.events ?? null);
 }
 
+// --- the public log ------------------------------------------------------------------------------
+// A finished round's opening (its commitment, before any card) and its signed receipt are leaves
+// of the casino's transparency log (RFC 6962). Checked here with tlog.js: the checkpoint's
+// signature under the published key, each leaf's inclusion proof against the signed root, and
+// that the leaves are this round's.
+
+const LOG_STATES = ["ok", "pending", "failed", "not-run"];
+
+function logVerdict(state, text) {
+  const el = $("log-verdict");
+  el.dataset.state = LOG_STATES.includes(state) ? state : "not-run";
+  el.textContent = text;
+}
+
+/** Leaf indices in words: "leaf 3", "leaves 3 and 9", "leaves 3, 9 and 12". */
+function leafWords(indices) {
+  if (indices.length === 1) return `leaf ${indices[0]}`;
+  return `leaves ${indices.slice(0, -1).join(", ")} and ${indices[indices.length - 1]}`;
+}
+
+/** A failure of the log check: its message is the sentence the page shows. */
+class LogFailure extends Error {}
+
+async function logFetch(url, kind) {
+  let response;
+  try {
+    response = await fetch(url);
+  } catch (err) {
+    throw new LogFailure(`the log did not answer GET ${url} (${err.message})`);
+  }
+  if (!response.ok) throw new LogFailure(`the log answered GET ${url} with HTTP ${response.status}`);
+  try {
+    return kind === "text" ? await response.text() : await response.json();
+  } catch {
+    throw new LogFailure(`the log's answer to GET ${url} is not ${kind === "text" ? "text" : "JSON"}`);
+  }
+}
+
+/** The checkpoint verified under the published vkey: {verifier, checkpoint, witnesses}. */
+async function signedCheckpoint() {
+  const vkey = await logFetch("/api/log/vkey", "text");
+  let verifier;
+  try {
+    verifier = await parseVkey(vkey.trim().split("\n")[0]);
+  } catch (err) {
+    throw new LogFailure(`the log's published key is malformed (${err.message})`);
+  }
+  const text = await logFetch("/api/log/checkpoint", "text");
+  let signatures;
+  try {
+    signatures = noteSignatures(text);
+  } catch (err) {
+    throw new LogFailure(`the checkpoint is not a signed note (${err.message})`);
+  }
+  let checkpoint;
+  try {
+    checkpoint = await verifyCheckpoint(text, verifier); // the signature, then the body and its origin
+  } catch (err) {
+    let signed = true;
+    try {
+      await openNote(text, [verifier]);
+    } catch {
+      signed = false;
+    }
+    if (signed) throw new LogFailure(`the signed checkpoint is not one of this log's (${err.message})`);
+    // Say whose signature it is: none by the log's name, one by another key, or a bad one by the key.
+    const byName = signatures.filter((s) => s.name === verifier.name);
+    const other = byName.find((s) => !equalBytes(s.keyId, verifier.keyId));
+    const why = !byName.length
+      ? ` (it has no signature by ${verifier.name})`
+      : other && byName.every((s) => !equalBytes(s.keyId, verifier.keyId))
+        ? ` (it is signed by key ${hexOf(other.keyId)}, not the published key ${hexOf(verifier.keyId)})`
+        : "";
+    throw new LogFailure(`the checkpoint's signature does not verify under the published key${why}`);
+  }
+  // Other lines are the witnesses' cosignatures: counted, not verified (their keys are not published here).
+  const witnesses = signatures.filter((s) => !(s.name === verifier.name && equalBytes(s.keyId, verifier.keyId)));
+  return { verifier, checkpoint, witnesses: witnesses.length };
+}
+
+/** Leaf `index`'s bytes and inclusion at the checkpoint, proved against its root: the parsed leaf. */
+async function provedLeaf(index, checkpoint) {
+  const { size, root } = checkpoint;
+  if (BigInt(index) >= BigInt(size)) {
+    throw new LogFailure(`leaf ${index} is beyond the signed checkpoint (size ${size})`);
+  }
+  const [leaves, answer] = await Promise.all([
+    logFetch(`/api/log/leaves?start=${index}&end=${index + 1}`, "json"),
+    logFetch(`/api/log/proof/inclusion?index=${index}&size=${size}`, "json"),
+  ]);
+  const leaf = Array.isArray(leaves?.leaves) ? leaves.leaves.find((l) => l.index === index) : null;
+  if (!leaf) throw new LogFailure(`the log's leaves API did not give leaf ${index}`);
+  let data;
+  try {
+    data = b64decode(leaf.data, `leaf ${index}`);
+  } catch {
+    throw new LogFailure(`the log's leaf ${index} is not base64`);
+  }
+  if (answer?.index !== index || String(answer?.size) !== String(size)) {
+    throw new LogFailure(`the log gave the inclusion proof of another leaf or size for leaf ${index}`);
+  }
+  let proof;
+  try {
+    proof = decodeProof(answer.proof);
+  } catch (err) {
+    throw new LogFailure(`the inclusion proof of leaf ${index} is malformed (${err.message})`);
+  }
+  try {
+    await verifyInclusion(index, size, await leafHash(data), proof, root);
+  } catch (err) {
+    if (!(err instanceof ProofError)) throw err;
+    throw new LogFailure(`the inclusion proof of leaf ${index} does not lead to the signed root`);
+  }
+  try {
+    return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(data));
+  } catch {
+    throw new LogFailure(`the log's leaf ${index} is not JSON`);
+  }
+}
+
+const OPENED_FIELDS = [
+  ["round_id", "round"], ["table_id", "table"], ["chain_id", "chain"], ["nonce", "nonce"],
+  ["commitment", "commitment"], ["opened_at", "opening time"],
+];
+
+function same(a, b) {
+  try {
+    return canonicalJson(a) === canonicalJson(b);
+  } catch {
+    return false;
+  }
+}
+
+/** What the round's own proof says its round_opened leaf holds. */
+function openedFacts(body) {
+  const events = Array.isArray(body.bundle?.events) ? body.bundle.events : [];
+  const event = events.find((e) => e.type === "RoundOpened");
+  const receipt = body.receipt ?? {};
+  const data = event?.data ?? {};
+  return {
+    round_id: body.round_id ?? receipt.round_id, table_id: data.table_id ?? receipt.table_id,
+    chain_id: data.chain_id ?? receipt.chain_id, nonce: data.nonce ?? receipt.nonce,
+    commitment: data.commitment ?? receipt.commitment, opened_at: event?.recorded_at,
+  };
+}
+
+function checkOpened(leaf, index, want) {
+  if (leaf?.kind !== "round_opened") {
+    return [`the log's leaf ${index} is a ${leaf?.kind ?? "kindless"} leaf, not the round's round_opened`];
+  }
+  return OPENED_FIELDS.filter(([key]) => want[key] !== undefined && !same(leaf[key], want[key])).map(
+    ([key, words]) => `the log's round_opened leaf names another ${words} (${JSON.stringify(leaf[key])},`
+      + ` the round's is ${JSON.stringify(want[key])})`,
+  );
+}
+
+function checkReceipts(receipts, body) {
+  const failures = [];
+  for (const [index, leaf] of receipts) {
+    if (leaf?.kind !== "round_receipt") {
+      failures.push(`the log's leaf ${index} is a ${leaf?.kind ?? "kindless"} leaf, not the round's round_receipt`);
+    } else if (leaf.round_id !== body.round_id) {
+      failures.push(`the log's round_receipt leaf ${index} names another round (${JSON.stringify(leaf.round_id)})`);
+    }
+  }
+  if (failures.length) return failures;
+  const signed = receipts.find(([, leaf]) => leaf.signature === body.signature);
+  if (!signed) {
+    return [receipts.length === 1
+      ? "the log's round_receipt leaf carries another signature than the round's receipt"
+      : "none of the log's round_receipt leaves carries the signature of the round's receipt"];
+  }
+  if (!same(signed[1].receipt, body.receipt)) {
+    return [`the log's round_receipt leaf ${signed[0]} holds another receipt than the round's`];
+  }
+  return [];
+}
+
+/** The "Public log" verdict of a round fetched by its id (its proof's `log` and bundle). */
+async function showLog(body) {
+  const log = body?.log;
+  if (!log || typeof log !== "object") {
+    logVerdict("not-run", "Public log: not checked: the server gave no log position for this round.");
+    return;
+  }
+  const receiptsAt = Array.isArray(log.round_receipt) ? log.round_receipt : [];
+  if (log.pending > 0 || log.round_opened === null || log.round_opened === undefined || !receiptsAt.length) {
+    logVerdict("pending", "Not in the public log yet: the log adds rounds within 10 s; check again shortly.");
+    return;
+  }
+  logVerdict("not-run", "Public log: checking the round's leaves against the signed checkpoint…");
+  const indices = [log.round_opened, ...receiptsAt];
+  try {
+    if (!indices.every((i) => Number.isSafeInteger(i) && i >= 0)) {
+      throw new LogFailure(`the server gave leaf indices that are not indices (${JSON.stringify(indices)})`);
+    }
+    const { verifier, checkpoint, witnesses } = await signedCheckpoint();
+    const proved = await Promise.allSettled(indices.map((i) => provedLeaf(i, checkpoint)));
+    const failures = [];
+    for (const p of proved) {
+      if (p.status === "rejected") {
+        if (!(p.reason instanceof LogFailure)) throw p.reason;
+        failures.push(p.reason.message);
+      }
+    }
+    if (!failures.length) {
+      const leaves = proved.map((p) => p.value);
+      failures.push(...checkOpened(leaves[0], indices[0], openedFacts(body)));
+      failures.push(...checkReceipts(indices.slice(1).map((i, k) => [i, leaves[k + 1]]), body));
+    }
+    if (failures.length) {
+      logVerdict("failed", `Public log check FAILED: ${failures.join("; ")}.`);
+      return;
+    }
+    const cosigned = witnesses
+      ? `Cosigned by ${witnesses} witness${witnesses === 1 ? "" : "es"} (unverified here).`
+      : "No witness has cosigned it.";
+    logVerdict("ok", `Included in the public log at size ${checkpoint.size} (${leafWords(indices)}), checkpoint `
+      + `signed by ${verifier.name} (key ${hexOf(verifier.keyId)}). ${cosigned}`);
+  } catch (err) {
+    const why = err instanceof LogFailure ? err.message : `the check stopped (${err.message})`;
+    logVerdict("failed", `Public log check FAILED: ${why}.`);
+  }
+}
+
 $("by-round").addEventListener("submit", async (event) => {
   event.preventDefault();
   const id = $("round-id").value.trim();
@@ -403,9 +635,11 @@ $("by-round").addEventListener("submit", async (event) => {
     }
     if (!response.ok) {
       problem(`${body.error?.code ?? "error"}: ${body.error?.message ?? response.status}`);
+      logVerdict("not-run", "Public log: not checked: the server gave no proof of this round.");
       return;
     }
     await verifyInput(body, `round ${id}`);
+    await showLog(body);
   } catch (err) {
     problem(`could not fetch the round: ${err.message}`);
   }
@@ -423,6 +657,8 @@ $("by-paste").addEventListener("submit", async (event) => {
   }
   const id = (input.bundle ?? input).receipt?.round_id ?? input.round_id ?? "the pasted round";
   await verifyInput(input, `round ${id}`);
+  logVerdict("not-run", "Public log: not checked: a pasted round is checked against the public log only when "
+    + "fetched from the server by its round id (section 1).");
 });
 
 $("by-seeds").addEventListener("submit", async (event) => {
@@ -445,6 +681,7 @@ $("by-seeds").addEventListener("submit", async (event) => {
     const rows = cards.map((card, i) => ({ index: i, position: i, dealt: "", expected: card, ok: true }));
     const play = { ran: false, why: "not run: seeds alone have no play to check", checks: [] };
     show({ ok: failures.length === 0, failures, cards: rows, checks, play }, `the shoe of nonce ${nonce}`);
+    logVerdict("not-run", "Public log: not checked: seeds alone name no round of the public log.");
   } catch (err) {
     problem(err.message);
   }
