@@ -212,7 +212,10 @@ class Sequenced:
 
 
 def _state_locked() -> LogState | None:
-    LogState.objects.get_or_create(id=1)
+    """The log's row under its lock, or None while another sequencer holds it. The row is made
+    by the migration; a flushed database (tests) makes it again on first use."""
+    if not LogState.objects.filter(id=1).exists():
+        LogState.objects.get_or_create(id=1)
     return LogState.objects.select_for_update(skip_locked=True).filter(id=1).first()
 
 

@@ -1,6 +1,6 @@
-"""Queue a journal_entry leaf for every journal entry written before the transparency log
-existed, in id order, so the log and its journal chain cover the whole journal (the
-sequencer gives them their indices on its next pass)."""
+"""The log's state row (size 0), and a journal_entry leaf queued for every journal entry
+written before the transparency log existed, in id order, so the log and its journal chain
+cover the whole journal (the sequencer gives them their indices on its next pass)."""
 
 from django.db import migrations
 from django.utils import timezone
@@ -13,6 +13,7 @@ def backfill(apps, schema_editor):  # type: ignore[no-untyped-def]
     entries = apps.get_model("ledger", "JournalEntry")
     postings = apps.get_model("ledger", "Posting")
     pending = apps.get_model("fairness", "LogPending")
+    apps.get_model("fairness", "LogState").objects.get_or_create(id=1)
     now = timezone.now()
     last = 0
     while True:

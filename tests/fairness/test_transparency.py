@@ -42,11 +42,15 @@ def leaves(kind: str | None = None) -> list[dict[str, Any]]:
 
 
 def played_round(api: Api) -> str:
+    """A whole classic round at the player's personal table: dealt, stood, settled (the
+    player declines insurance offers by preference, so a dealer's ace never leaves it open)."""
+    api.patch("/api/me/preferences/", {"offer_insurance": False})
     table = personal(api)
     body = deal(api, table, "1")
     round_id = str(body["round_id"])
     if body["status"] != "settled":
-        api.post(f"/api/rounds/{round_id}/stand/")
+        stood = api.post(f"/api/rounds/{round_id}/stand/").json()
+        assert stood["status"] == "settled", stood
     return round_id
 
 
@@ -283,7 +287,7 @@ def test_healthz_fails_when_a_leaf_waits_past_the_maximum_merge_delay(settings: 
 
 
 def test_the_staff_log_page_shows_size_checkpoint_lag_witnesses_and_the_overdue_alarm() -> None:
-    from tests.dashboard.conftest import make_staff  # noqa: PLC0415 - the dashboard's staff users
+    from tests.dashboard.conftest import make_staff  # the dashboard's staff users, made here
 
     make_player(funds=1_000_000)
     done = transparency.sequence()
@@ -292,7 +296,7 @@ def test_the_staff_log_page_shows_size_checkpoint_lag_witnesses_and_the_overdue_
     vkey = note.make_cosigner_vkey("quiet.example", key.public_key().public_bytes_raw())
     LogWitness.objects.create(name="quiet.example", vkey=vkey)
     client = Client()
-    client.force_login(make_staff("auditor"))
+    client.force_login(make_staff("auditor"))  # type: ignore[arg-type]
     page = client.get("/admin/fairness/logcheckpoint/")
     assert page.status_code == 200
     html = page.content.decode()

@@ -38,7 +38,9 @@ def verify(*args: str) -> tuple[int, str]:
     return code, out.getvalue()
 
 
-def test_the_verifier_checks_a_bundle_against_the_live_log(live_server: Any, tmp_path: Path) -> None:
+def test_the_verifier_checks_a_bundle_against_the_live_log(
+    live_server: Any, tmp_path: Path
+) -> None:
     api = Api(make_player())
     rounds = [played_round(api) for _ in range(4)]
     first = transparency.sequence()
@@ -46,7 +48,7 @@ def test_the_verifier_checks_a_bundle_against_the_live_log(live_server: Any, tmp
     transparency.sequence()
     bundle = export(tmp_path)
     checkpoint = tmp_path / "checkpoint.txt"
-    checkpoint.write_text(LogCheckpoint.objects.order_by("-size").first().note)
+    checkpoint.write_text(LogCheckpoint.objects.order_by("-size")[0].note)
     vkey = transparency.signer().vkey
     log = f"{live_server.url}/api/log"
     code, text = verify(str(bundle), "--checkpoint", str(checkpoint), "--vkey", vkey, "--log", log)
@@ -73,7 +75,7 @@ def test_the_verifier_checks_a_bundle_against_the_live_log(live_server: Any, tmp
     # A checkpoint signed by another key is refused before anything else.
     other = Ed25519PrivateKey.generate()
     forged = tmp_path / "forged.txt"
-    body = LogCheckpoint.objects.order_by("-size").first().note.split("\n\n")[0] + "\n"
+    body = LogCheckpoint.objects.order_by("-size")[0].note.split("\n\n")[0] + "\n"
     forged.write_text(note.sign_note(body, "blackjack.local/log", other))
     code, text = verify(str(bundle), "--checkpoint", str(forged), "--vkey", vkey, "--log", log)
     assert code == 1 and "FAIL log: checkpoint:" in text

@@ -35,6 +35,7 @@ from casino.models import PlayerPreferences, Round, Seat, Table
 from casino.platform import heartbeat
 from casino.rounds import seeds
 from casino.tables.services import demo_table
+from fairness import transparency
 from fairness.models import ClientSeed
 from ledger import services as ledger_services
 from ledger.models import JournalEntry, WithdrawalRequest
@@ -99,6 +100,11 @@ def _owner_token(ctx: Ctx) -> int:
 
 R = "/api/rounds/{}/"
 
+
+def _log_size() -> int:
+    return transparency.current_size()
+
+
 ROWS = [
     # --- public: no credentials needed
     Row("healthz", "get", lambda c: "/healthz", everyone(200)),
@@ -146,6 +152,35 @@ ROWS = [
         "get",
         lambda c: f"/api/fairness/chains/{Round.objects.get(pk=c.settled_round).chain_id}/",
         everyone(200),
+    ),
+    # the transparency log: public, read-only; a cosignature authenticates itself
+    Row("log-checkpoint", "get", lambda c: "/api/log/checkpoint/", everyone(200)),
+    Row(
+        "log-checkpoints",
+        "get",
+        lambda c: f"/api/log/checkpoints/?size={_log_size()}",
+        everyone(200),
+    ),
+    Row("log-vkey", "get", lambda c: "/api/log/vkey/", everyone(200)),
+    Row(
+        "log-inclusion",
+        "get",
+        lambda c: f"/api/log/proof/inclusion/?index=0&size={_log_size()}",
+        everyone(200),
+    ),
+    Row(
+        "log-consistency",
+        "get",
+        lambda c: f"/api/log/proof/consistency/?from=1&to={_log_size()}",
+        everyone(200),
+    ),
+    Row("log-leaves", "get", lambda c: "/api/log/leaves/?start=0&end=2", everyone(200)),
+    Row(
+        "log-cosignatures",
+        "post",
+        lambda c: "/api/log/cosignatures/",
+        everyone(403),  # no registered witness signed it: unknown_witness, nothing kept
+        body=lambda c: {"size": _log_size(), "line": "\u2014 stranger.example AAAA"},
     ),
     Row("stats-leaderboard", "get", lambda c: "/api/stats/leaderboard/", everyone(200)),
     Row("stats-biggest-wins", "get", lambda c: "/api/stats/biggest-wins/", everyone(200)),
@@ -432,6 +467,7 @@ def ctx(monkeypatch: pytest.MonkeyPatch, settings: Any) -> Ctx:
         user=users["owner"], amount_micro=2_000_000, idempotency_key="matrix-withdrawal"
     )
     heartbeat.record_sweep("in_process")  # /healthz: someone sweeps deadlines (test_timer_health)
+    transparency.sequence()  # the public log holds everything so far, under a checkpoint
     return Ctx(users, table, duel.pk, dealt["round_id"], settled, withdrawal.pk)
 
 
