@@ -546,10 +546,8 @@ def round_proof_create(
             events=bundle_events,
         ),
     }
-    transparency.queue_leaf(
-        "round_receipt",
-        round_id,
-        {"round_id": round_id, "receipt": receipt, "signature": signature, "key_id": signer},
+    transparency.queue_receipt(
+        round_id=round_id, receipt_text=receipt_text, signature=signature, key_id=signer
     )
     if existing is not None:  # a late void: the voided proof replaces the settled one
         for name, value in fields.items():

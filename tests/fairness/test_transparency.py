@@ -20,6 +20,7 @@ from django.test import Client
 from django.utils import timezone
 
 from fairness import logaudit, note, tlog, transparency
+from fairness.canonical import canonical_text
 from fairness.models import (
     JournalLink,
     LogCheckpoint,
@@ -274,10 +275,15 @@ def test_cosignatures_from_registered_witnesses_are_kept_and_served() -> None:
 
 def test_healthz_fails_when_a_leaf_waits_past_the_maximum_merge_delay(settings: Any) -> None:
     settings.LOG_MAX_MERGE_DELAY_S = 10.0
+    settings.TIMERS_STALE_S = 0.0  # this process is past its start-up grace
     make_player(funds=1_000_000)
     client = Client()
     assert client.get("/healthz").json()["checks"]["transparency_log"]["ok"] is True
     LogPending.objects.update(queued_at=timezone.now() - timedelta(seconds=11))
+    settings.TIMERS_STALE_S = 1e9  # a process just started: its sequencer may be starting
+    waiting = client.get("/healthz").json()["checks"]["transparency_log"]
+    assert waiting["ok"] is True and waiting["waiting"] is True
+    settings.TIMERS_STALE_S = 0.0
     answer = client.get("/healthz")
     assert answer.status_code == 503
     check = answer.json()["checks"]["transparency_log"]
@@ -307,3 +313,12 @@ def test_the_staff_log_page_shows_size_checkpoint_lag_witnesses_and_the_overdue_
     assert "No cosignature for over an hour from: quiet.example." in html
     assert client.get("/admin/fairness/logwitness/").status_code == 200
     assert client.get("/admin/fairness/logwitness/add/").status_code == 403  # superusers add them
+
+
+def test_the_receipt_leaf_is_the_canonical_json_of_its_fields() -> None:
+    api = Api(make_player())
+    round_id = played_round(api)
+    row = LogPending.objects.get(kind="round_receipt", ref=round_id)
+    leaf = json.loads(row.data)
+    assert set(leaf) == {"kind", "round_id", "receipt", "signature", "key_id"}
+    assert row.data == canonical_text(leaf)
