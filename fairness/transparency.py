@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -24,9 +23,9 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
+import orjson
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from casino.eventstore.models import format_recorded_at
@@ -144,10 +143,12 @@ class DbTiles:
     def read(self, keys: Sequence[tlog.TileKey]) -> Mapping[tlog.TileKey, bytes]:
         if not keys:
             return {}
-        where = Q()
-        for level, index in keys:
-            where |= Q(level=level, index=index)
-        rows = LogTile.objects.filter(where).values_list("level", "index", "hashes")
+        where = " OR ".join(['(level = %s AND "index" = %s)'] * len(keys))
+        rows = rawsql.query(
+            f'SELECT level, "index", hashes FROM fairness_logtile WHERE {where}',
+            [v for key in keys for v in key],
+            lambda cursor: cursor.fetchall(),
+        )
         return {(level, index): bytes(hashes) for level, index, hashes in rows}
 
 
@@ -239,11 +240,7 @@ def sequence(*, batch: int = BATCH) -> Sequenced:
         state = _state_locked()
         if state is None:
             return Sequenced(0, -1, "", busy=True)
-        pending = list(
-            LogPending.objects.order_by("id").values_list("id", "kind", "ref", "data", "queued_at")[
-                :batch
-            ]
-        )
+        pending = _take_pending(batch)
         if not pending:
             if not LogCheckpoint.objects.filter(size=state.size).exists():
                 root = bytes.fromhex(state.root) if state.root else tlog.root_of([])
@@ -254,30 +251,36 @@ def sequence(*, batch: int = BATCH) -> Sequenced:
         changed, root = tlog.append(start, DbTiles(), hashes)
         _write_tiles(changed)
         now = timezone.now()
-        LogLeaf.objects.bulk_create(
+        rawsql.copy_rows(
+            LogLeaf._meta.db_table,
+            ["index", "kind", "ref", "data", "queued_at", "sequenced_at"],
             [
-                LogLeaf(
-                    index=start + i,
-                    kind=kind,
-                    ref=ref,
-                    data=data,
-                    queued_at=queued_at,
-                    sequenced_at=now,
-                )
-                for i, (_, kind, ref, data, queued_at) in enumerate(pending)
+                (start + i, kind, ref, data, at, now)
+                for i, (_, kind, ref, data, at) in enumerate(pending)
             ],
-            batch_size=2000,
         )
         _link_journal(start, pending)
-        ids = [row[0] for row in pending]
-        for i in range(0, len(ids), 5000):
-            LogPending.objects.filter(id__in=ids[i : i + 5000]).delete()
         state.size = start + len(pending)
         state.root = root.hex()
         state.sequenced_at = now
         state.save(update_fields=["size", "root", "sequenced_at"])
         _checkpoint(state.size, root)
         return Sequenced(len(pending), state.size, state.root)
+
+
+_TAKE = (
+    "DELETE FROM fairness_logpending WHERE id IN "
+    "(SELECT id FROM fairness_logpending ORDER BY id LIMIT %s) "
+    "RETURNING id, kind, ref, data, CAST(queued_at AS TEXT)"
+)
+
+
+def _take_pending(batch: int) -> list[tuple[Any, ...]]:
+    """The oldest `batch` queued leaves, taken off the queue in one statement (the caller
+    holds the log's lock: no other sequencer takes them), in the order they were queued.
+    Their times stay the database's text: they are written back, never read here."""
+    rows = rawsql.query(_TAKE, [batch], lambda cursor: cursor.fetchall())
+    return sorted(rows, key=lambda row: row[0])
 
 
 def _link_journal(start: int, pending: Sequence[tuple[Any, ...]]) -> None:
@@ -288,21 +291,13 @@ def _link_journal(start: int, pending: Sequence[tuple[Any, ...]]) -> None:
     seq, prev = last if last is not None else (0, CHAIN_START)
     links = []
     for index, row in entries:
-        leaf = json.loads(row[3])
+        leaf = orjson.loads(row[3])
         seq += 1
         link = chain_hash(prev, leaf["sha256"])
-        links.append(
-            JournalLink(
-                entry_id=int(leaf["entry_id"]),
-                seq=seq,
-                entry_hash=leaf["sha256"],
-                prev_hash=prev,
-                chain_hash=link,
-                log_index=index,
-            )
-        )
+        links.append((int(leaf["entry_id"]), seq, leaf["sha256"], prev, link, index))
         prev = link
-    JournalLink.objects.bulk_create(links, batch_size=2000)
+    columns = ["entry_id", "seq", "entry_hash", "prev_hash", "chain_hash", "log_index"]
+    rawsql.copy_rows(JournalLink._meta.db_table, columns, links)
 
 
 # --- reading the log ----------------------------------------------------------------------
@@ -313,8 +308,8 @@ def _bad(message: str, code: str, **extra: Any) -> ApplicationError:
 
 
 def current_size() -> int:
-    state = LogState.objects.filter(id=1).values_list("size", flat=True).first()
-    return int(state or 0)
+    found = rawsql.fetch_one("SELECT size FROM fairness_logstate WHERE id = 1", [])
+    return int(found[0]) if found is not None else 0
 
 
 def latest_checkpoint() -> LogCheckpoint | None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any, TypeVar
 
 import psycopg
@@ -681,6 +682,38 @@ def insert_values(
 
 
 _FIELDS_BY_ATTNAME: dict[tuple[type[Model], tuple[str, ...]], list[Any]] = {}
+
+
+def copy_rows(
+    table: str,
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    *,
+    using: str = DEFAULT_DB_ALIAS,
+) -> None:
+    """Bulk-load new rows: on PostgreSQL with COPY ... FROM STDIN (psycopg's public copy API,
+    the fastest load it has), elsewhere as multi-row INSERTs of 500 rows (datetimes adapted
+    as Django adapts them). For rows no model instance needs (the transparency log's
+    sequencer: tens of thousands of rows a pass)."""
+    db = connections[using]
+    names = ", ".join(db.ops.quote_name(c) for c in columns)
+    with db.cursor() as cursor:
+        if db.vendor == "postgresql":
+            statement = f"COPY {db.ops.quote_name(table)} ({names}) FROM STDIN"
+            with cursor.cursor.copy(statement) as copy:
+                for row in rows:
+                    copy.write_row(row)
+            return
+        one = "(" + ", ".join(["%s"] * len(columns)) + ")"
+        adapt = db.ops.adapt_datetimefield_value
+        for start in range(0, len(rows), 500):
+            chunk = rows[start : start + 500]
+            values = [adapt(v) if isinstance(v, datetime) else v for row in chunk for v in row]
+            cursor.execute(
+                f"INSERT INTO {db.ops.quote_name(table)} ({names}) VALUES "
+                + ", ".join([one] * len(chunk)),
+                values,
+            )
 
 
 def insert(objs: Sequence[Model], *, ignore_conflicts: bool = False) -> None:
