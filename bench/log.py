@@ -9,6 +9,9 @@ leaves, and storage per leaf.
   proofs requested through Django's whole request path (URL routing, DRF, the tile query,
   JSON); p50 and p99 per kind. Each proof is checked once against the signed root.
 - Storage: the leaves' and tiles' tables (with their indexes) divided by the log's size.
+- The verifier: real rounds (bots through the round service: classic, and duel_classic with
+  3 seats) exported and verified with the proof of play, without and with the log check
+  against a saved copy of the log's leaves; rounds/s for each.
 
 Needs DATABASE_URL=postgres://... (the server to use); creates `<db>_logbench` next to it.
 Run: `python -m bench log [--quick]`. Targets (issue "transparency log"): sequencing at least
@@ -125,6 +128,47 @@ def _check_one_of_each(size: int) -> None:
         tlog.verify_consistency(older.size, size, hashes, old_root, root)
 
 
+def _verifier(rounds: int) -> dict[str, Any]:
+    """`fairness.verify` on a bundle of real rounds (bots through the round service, classic
+    and duel_classic), with and without the log check (`--checkpoint --vkey --log FILE`)."""
+    # Django is configured by this benchmark first; these need it
+    import base64
+    import tempfile
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from casino.tables.play import play
+    from fairness import transparency
+    from fairness.models import LogCheckpoint, LogLeaf
+    from fairness.verify import main as verify_main
+
+    play(ruleset="classic", rounds=rounds // 2, players=1, seed=1)
+    play(ruleset="duel_classic", rounds=rounds - rounds // 2, players=3, seed=2)
+    _sequence_all()
+    with tempfile.TemporaryDirectory() as tmp:
+        bundle, checkpoint, saved = Path(tmp, "b.jsonl"), Path(tmp, "cp.txt"), Path(tmp, "l.jsonl")
+        call_command("export_rounds", "--out", str(bundle), stdout=StringIO(), stderr=StringIO())
+        count = sum('"receipt"' in line for line in bundle.read_text().splitlines())
+        checkpoint.write_text(LogCheckpoint.objects.order_by("-size")[0].note)
+        saved.write_text(
+            "".join(
+                f'{{"index": {i}, "data": "{base64.b64encode(d.encode()).decode()}"}}\n'
+                for i, d in LogLeaf.objects.order_by("index").values_list("index", "data")
+            )
+        )
+        log = ["--checkpoint", str(checkpoint), "--vkey", transparency.signer().vkey]
+        figures: dict[str, Any] = {"verifier_rounds": count}
+        for name, extra in (("without_log", []), ("with_log", [*log, "--log", str(saved)])):
+            out = StringIO()
+            started = time.perf_counter()
+            code = verify_main([str(bundle), "--quiet", *extra], out=out)
+            elapsed = time.perf_counter() - started
+            assert code == 0, out.getvalue()[-2000:]
+            figures[f"verifier_{name}_rounds_per_s"] = round(count / elapsed)
+    return figures
+
+
 def _storage_bytes() -> int:
     # Django is configured by this benchmark first; these need it
     from django.db import connection
@@ -151,12 +195,17 @@ def run(quick: bool) -> dict[str, Any]:
     _recreate_db(base, url.rsplit("/", 1)[1])
     _migrate(url)
     _django(url)
-    _queue(0, first_run)
+    figures.update(_verifier(200 if quick else 1000))
+    # Django is configured by this benchmark first; these need it
+    from fairness.models import LogState
+
+    played = LogState.objects.get(id=1).size
+    _queue(played, first_run)
     added, seconds, passes = _sequence_all()
     figures["sequenced_leaves"] = added
     figures["sequencing_leaves_per_s"] = round(added / seconds)
     figures["sequencing_passes"] = passes
-    _queue(first_run, size - first_run)
+    _queue(played + first_run, size - first_run - played)
     _sequence_all()
     figures["log_size"] = size
     _check_one_of_each(size)
