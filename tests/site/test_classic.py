@@ -149,6 +149,9 @@ def test_the_safety_net_warns_cancels_and_confirms(site: Site, browser: Browser)
     assert enabled(page, "Stand") and not enabled(page, "Double")  # three cards: no double
     page.keyboard.press("s")
     page.wait_for_selector("#verify-link")
+    # The table's push can show the finished round before the stand's own answer clears the
+    # busy flag, and a key pressed while busy is ignored (as a click would be).
+    page.wait_for_function("!window.__site.state.busy")
     page.keyboard.press("Enter")  # rebet & deal from the keyboard
     page.wait_for_function("!document.querySelector('#verify-link')")
 
