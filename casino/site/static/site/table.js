@@ -230,7 +230,7 @@ function renderPrompt() {
     b.addEventListener("click", handler);
     buttons.push(b);
   };
-  const where = BOX_COUNT > 1 ? ` (${BOX_NAMES[prompt.box]} box)` : "";
+  const where = BOX_COUNT > 1 ? ` for the ${BOX_NAMES[prompt.box].toLowerCase()} box` : "";
   if (prompt.kind === "insurance") {
     text.textContent = `The dealer shows an ace. Insurance${where}? It costs half your bet and pays 2 to 1.`;
     button("Insurance", () => send("insurance", { take: true, box: prompt.box }));
