@@ -33,7 +33,8 @@ def insurance_prompt(page: Any) -> None:
     """The prompt is up before the peek: the hole card face down, no play offered yet."""
     page.wait_for_selector("#prompt[data-kind='insurance']")
     assert page.inner_text("#prompt").startswith(
-        "The dealer shows an ace. Insurance for the centre box? It costs half your bet and pays 2 to 1."
+        "The dealer shows an ace. Insurance for the centre box? "
+        "It costs half your bet and pays 2 to 1."
     )
     assert cards(page, "#dealer-hand") == ["AS", "hidden"]
     assert page.locator("#actions").is_hidden()
