@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import itertools
+import threading
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import close_old_connections, connection, transaction
 
 from casino.eventstore.store import NewEvent, append
 from fairness import services
@@ -62,3 +64,30 @@ def round_play(*, table_id: str, round_id: str, client_seeds: list[str]) -> Roun
         round_id=round_id,
         opened=round_open(table_id=table_id, round_id=round_id, client_seeds=client_seeds),
     )
+
+
+def race(work: Callable[[], Any], workers: int) -> list[Any]:
+    """`work` run by `workers` threads released at once (PostgreSQL: each its own connection,
+    closed after); what each returned, or the repr of what it raised."""
+    barrier = threading.Barrier(workers)
+    results: list[Any] = []
+    lock = threading.Lock()
+
+    def run() -> None:
+        try:
+            barrier.wait()
+            outcome: Any = work()
+        except Exception as exc:  # recorded: the test fails on anything unexpected
+            outcome = repr(exc)
+        finally:
+            close_old_connections()
+            connection.close()
+        with lock:
+            results.append(outcome)
+
+    threads = [threading.Thread(target=run) for _ in range(workers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results

@@ -2,43 +2,26 @@
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import pytest
-from django.db import close_old_connections, connection, transaction
+from django.db import transaction
 
 from casino.platform.errors import ConflictError
 from fairness import services
 from fairness.models import SeedChain
+from tests.fairness.factories import race
 
 
 def _race(table_id: str, workers: int) -> list[Any]:
-    barrier = threading.Barrier(workers)
-    results: list[Any] = []
-    lock = threading.Lock()
-
-    def work() -> None:
+    def work() -> Any:
         try:
-            barrier.wait()
             with transaction.atomic():
-                outcome: Any = services.seed_issue(table_id=table_id)
+                return services.seed_issue(table_id=table_id)
         except ConflictError as exc:
-            outcome = exc.code
-        except Exception as exc:  # recorded: the test fails on anything unexpected
-            outcome = repr(exc)
-        finally:
-            close_old_connections()
-            connection.close()
-        with lock:
-            results.append(outcome)
+            return exc.code
 
-    threads = [threading.Thread(target=work) for _ in range(workers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return results
+    return race(work, workers)
 
 
 @pytest.mark.postgres

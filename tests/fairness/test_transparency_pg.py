@@ -8,39 +8,14 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.db import close_old_connections, connection
 
 from fairness import logaudit, transparency
 from fairness.models import JournalLink, LogCheckpoint, LogLeaf, LogPending
 from ledger.models import JournalEntry
 from tests.api.conftest import make_player
+from tests.fairness.factories import race
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
-
-
-def race(work: Callable[[], Any], workers: int) -> list[Any]:
-    barrier = threading.Barrier(workers)
-    results: list[Any] = []
-    lock = threading.Lock()
-
-    def run() -> None:
-        try:
-            barrier.wait()
-            outcome: Any = work()
-        except Exception as exc:  # recorded: the test fails on anything unexpected
-            outcome = repr(exc)
-        finally:
-            close_old_connections()
-            connection.close()
-        with lock:
-            results.append(outcome)
-
-    threads = [threading.Thread(target=run) for _ in range(workers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return results
 
 
 def test_two_sequencers_started_at_once_never_both_write() -> None:
