@@ -40,8 +40,10 @@ R = TypeVar("R")
 
 def _open_connection(db: BaseDatabaseWrapper) -> Any:
     """The wrapper's raw connection (opened first, as Django's cursor opens it), or None where
-    Django's own cursor must run: queries logged, or an execute wrapper installed."""
-    if db.queries_logged or db.execute_wrappers:
+    Django's own cursor must run: queries logged, an execute wrapper installed, or a
+    connection shared between threads (a live test server's in-memory SQLite, used by its
+    request threads at once): the kept cursor must never run in two threads together."""
+    if db.queries_logged or db.execute_wrappers or db.allow_thread_sharing:
         return None
     raw = db.connection
     if raw is None:
