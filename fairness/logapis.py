@@ -127,13 +127,31 @@ class LogConsistencyApi(_Public):
         return Response({"from": size1, "to": size2, "proof": proof})
 
 
+class LeafSerializer(serializers.Serializer[Any]):
+    index = serializers.IntegerField()
+    data = serializers.CharField(help_text="the leaf's bytes (canonical JSON), base64")
+    kind = serializers.CharField(help_text="round_opened, round_receipt or journal_entry")
+
+
+class LeavesSerializer(serializers.Serializer[Any]):
+    start = serializers.IntegerField()
+    end = serializers.IntegerField()
+    leaves = LeafSerializer(many=True)
+
+
+class CosignedSerializer(serializers.Serializer[Any]):
+    size = serializers.IntegerField()
+    witness = serializers.CharField()
+    stored = serializers.BooleanField(help_text="false: this cosignature was already kept")
+
+
 class LogLeavesApi(_Public):
-    """Leaves start <= i < end (at most 1,000): each one's bytes in base64, and decoded."""
+    """Leaves start <= i < end (at most 1,000): each one's bytes in base64, and its kind."""
 
     @extend_schema(
         operation_id="log_leaves",
         parameters=[OpenApiParameter("start", int, required=True), OpenApiParameter("end", int)],
-        responses={200: serializers.DictField(), 400: OpenApiResponse(ApiError)},
+        responses={200: LeavesSerializer, 400: OpenApiResponse(ApiError)},
     )
     def get(self, request: Request) -> Response:
         start, end = _int(request, "start"), _int(request, "end")
@@ -154,15 +172,15 @@ class LogCosignaturesApi(_Public):
     The line is its credential: it must verify under a registered witness's key."""
 
     class InputSerializer(serializers.Serializer[Any]):
-        size = serializers.IntegerField(min_value=0)
+        size = serializers.IntegerField(min_value=0, max_value=2**62)
         line = serializers.CharField(max_length=1000, trim_whitespace=False)
 
     @extend_schema(
         operation_id="log_cosign",
         request=InputSerializer,
         responses={
-            201: serializers.DictField(),
-            200: serializers.DictField(),
+            201: CosignedSerializer,
+            200: CosignedSerializer,
             403: OpenApiResponse(ApiError, description="unknown_witness or bad_cosignature"),
             404: OpenApiResponse(ApiError, description="not_found: no checkpoint at that size"),
         },

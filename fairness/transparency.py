@@ -413,7 +413,7 @@ def cosignature_add(*, size: int, line: str) -> tuple[LogCosignature, bool]:
         )
     try:
         timestamp = note.verify_cosignature(body, line, note.parse_vkey(witness.vkey))
-    except note.NoteError as error:
+    except ValueError as error:  # NoteError, or a malformed line's base64
         raise ApplicationError(
             f"The cosignature does not verify: {error}", code="bad_cosignature", status_code=403
         ) from error
