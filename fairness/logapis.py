@@ -129,7 +129,8 @@ class LogConsistencyApi(_Public):
 
 class LeafSerializer(serializers.Serializer[Any]):
     index = serializers.IntegerField()
-    data = serializers.CharField(help_text="the leaf's bytes (canonical JSON), base64")
+    # a field named as Serializer.data (the output's key is "data"): mypy sees the property
+    data = serializers.CharField(help_text="the leaf's bytes, base64")  # type: ignore[assignment]
     kind = serializers.CharField(help_text="round_opened, round_receipt or journal_entry")
 
 
