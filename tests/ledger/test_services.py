@@ -6,6 +6,7 @@ import pytest
 from django.db import transaction
 from django.test import override_settings
 
+from casino.platform import rawsql
 from casino.platform.errors import ApplicationError
 from ledger import services
 from ledger.models import EntryKind, JournalEntry, WithdrawalStatus
@@ -250,9 +251,15 @@ def test_a_bet_into_an_open_round_is_one_statement_on_postgres() -> None:
     user = make_user()
     fund(user, 5 * USDC)
     services.round_stake(round_ref="q", user=user, amount_micro=USDC, idempotency_key="q1")
-    with CaptureQueriesContext(connection) as queries, transaction.atomic(durable=True):
+    # As the round service posts it: in a queued block, whose queued writes (the bet's
+    # transparency-log leaf) go out with the caller's last write, counted apart.
+    with (
+        CaptureQueriesContext(connection) as queries,
+        transaction.atomic(durable=True),
+        rawsql.queued_block(),
+    ):
         services.round_stake_post(round_ref="q", user=user, amount_micro=USDC, idempotency_key="q2")
-    statements = [q["sql"] for q in queries.captured_queries if "SAVEPOINT" not in q["sql"]]
+        statements = [q["sql"] for q in queries.captured_queries if "SAVEPOINT" not in q["sql"]]
     assert len(statements) == 1, statements
     assert available(user) == 3 * USDC
     assert_ledger_ok()
@@ -314,7 +321,13 @@ def test_a_settlement_closes_the_escrow_in_its_payout_statement_on_postgres(
     for ref in ("warm-up", "c"):  # the warm-up creates the house's accounts
         services.round_stake(round_ref=ref, user=user, amount_micro=10 * USDC, idempotency_key=ref)
     services.round_settle(round_ref="warm-up", returns=[], house_banked=True, idempotency_key="w")
-    with CaptureQueriesContext(connection) as queries, transaction.atomic(durable=True):
+    # In a queued block, as the round service posts it: the entries' log leaves and the house's
+    # deferred balance go out with the caller's last write, not counted here.
+    with (
+        CaptureQueriesContext(connection) as queries,
+        transaction.atomic(durable=True),
+        rawsql.queued_block(),
+    ):
         services.round_settle_post(
             round_ref="c",
             returns=[(user, returned)] if returned else [],
@@ -322,7 +335,7 @@ def test_a_settlement_closes_the_escrow_in_its_payout_statement_on_postgres(
             house_banked=True,
             idempotency_key="settle",
         )
-    written = [q["sql"] for q in queries.captured_queries if "SAVEPOINT" not in q["sql"]]
+        written = [q["sql"] for q in queries.captured_queries if "SAVEPOINT" not in q["sql"]]
     if connection.vendor == "postgresql":
         assert len(written) == statements, [w[:90] for w in written]
     escrow = AccountBalance.objects.get(account__key="round_escrow:c")
