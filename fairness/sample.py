@@ -59,6 +59,15 @@ def sample_events(
     if void_reason is not None:
         more, state = step(state, c.VoidRound(void_reason, "sample"), NOW_MS, shoe)
         events += more
+    return play_out(events, state, shoe, server_seed)
+
+
+def play_out(
+    events: list[Any], state: Any, shoe: Any, server_seed: str, *, split_pairs: bool = False
+) -> list[tuple[str, dict[str, Any]]]:
+    """Play a round to its end after `events` (players decline insurance, hit below 12 and
+    stand otherwise; with `split_pairs` a box's first pair is split), reveal its seed, and
+    give every event as (type, data)."""
     while not state.finished:
         command: Any
         if state.phase == "insurance":
@@ -69,8 +78,12 @@ def sample_events(
             command = (c.Hit if box.hands[0].total < 12 else c.Stand)(box.player_id)
         else:
             box = state.boxes[state.turn]
-            total = box.hands[state.turn_hand].total
-            command = (c.Hit if total < 12 else c.Stand)(box.player_id)
+            hand = box.hands[state.turn_hand]
+            pair = len(hand.cards) == 2 and hand.cards[0][0] == hand.cards[1][0]
+            if split_pairs and pair and len(box.hands) == 1 and state.rules.max_hands > 1:
+                command = c.Split(box.player_id)
+            else:
+                command = (c.Hit if hand.total < 12 else c.Stand)(box.player_id)
         more, state = step(state, command, NOW_MS, shoe)
         events += more
     more, state = step(state, c.RevealSeed(server_seed), NOW_MS, shoe)

@@ -17,11 +17,11 @@ from django.test import Client
 
 from casino.engine import commands as c
 from casino.engine.decider import step
-from casino.engine.events import Participant, RoundOptions, event_to_dict
+from casino.engine.events import Participant, RoundOptions
 from fairness import services
 from fairness.chain import hash_seed
 from fairness.receipt import receipt_from_events
-from fairness.sample import NOW_MS, round_start, stored_events
+from fairness.sample import NOW_MS, play_out, round_start, stored_events
 from fairness.shoe import FairShoe
 from tests.chromium import chromium_page
 from tests.fairness.factories import user_create
@@ -49,31 +49,7 @@ def played(
     for player, amounts in zip(players, bets, strict=False):
         more, state = step(state, c.PlaceBet(player, amounts), NOW_MS, shoe)
         events += more
-    while not state.finished:
-        command: Any
-        if state.phase == "insurance":
-            box = next(b for b in state.boxes if b.insurance_status.endswith("offered"))
-            command = c.DeclineInsurance(box.player_id, box.box)
-        elif state.phase == "dueling":
-            box = next(b for b in state.boxes if b.hands[0].status == "open")
-            command = (c.Hit if box.hands[0].total < 12 else c.Stand)(box.player_id)
-        else:
-            box = state.boxes[state.turn]
-            hand = box.hands[state.turn_hand]
-            pair = len(hand.cards) == 2 and hand.cards[0][0] == hand.cards[1][0]
-            if pair and len(box.hands) == 1 and state.rules.max_hands > 1:
-                command = c.Split(box.player_id)
-            else:
-                command = (c.Hit if hand.total < 12 else c.Stand)(box.player_id)
-        more, state = step(state, command, NOW_MS, shoe)
-        events += more
-    more, state = step(state, c.RevealSeed(server_seed), NOW_MS, shoe)
-    events += more
-    out = []
-    for event in events:
-        data = event_to_dict(event)
-        out.append((data.pop("type"), data))
-    return out
+    return play_out(events, state, shoe, server_seed, split_pairs=True)
 
 
 def signed_line(events: list[tuple[str, dict[str, Any]]]) -> str:
