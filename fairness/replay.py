@@ -74,10 +74,20 @@ def compile_decoders(
             "    if type(d) is not dict:",
             f"        raise DecodeError('{cls.__name__}: an object is needed')",
         ]
+        optional = 0  # fields `X | None` of a dataclass X: left out of the data when None
         for n, field in enumerate(fields):
             hint, value = hints[field.name], f"v{n}"
-            lines.append(f"    {value} = d[{field.name!r}]")
             where = f"{cls.__name__}.{field.name}"
+            maybe = _optional_dataclass(hint)
+            if maybe is not None:
+                optional += 1
+                lines.append(f"    {value} = d.get({field.name!r})")
+                lines.append(f"    if {value} is not None:")
+                lines.append(f"        {value} = {build(maybe)}({value})")
+                lines.append(f"    elif {field.name!r} in d:")
+                lines.append(f"        raise DecodeError('{where}: left out, never null')")
+                continue
+            lines.append(f"    {value} = d[{field.name!r}]")
             if isinstance(hint, type) and dataclasses.is_dataclass(hint):
                 lines.append(f"    {value} = {build(hint)}({value})")
                 continue
@@ -102,7 +112,17 @@ def compile_decoders(
             kinds = " or ".join("null" if o is type(None) else _PLAIN[o] for o in options)
             lines.append(f"    if {test}:")
             lines.append(f"        raise DecodeError('{where}: {kinds} is needed')")
-        lines.append(f"    if len(d) != {len(fields)}:")
+        size = (
+            str(len(fields))
+            if not optional
+            else f"{len(fields)} - "
+            + " - ".join(
+                f"(v{n} is None)"
+                for n, f in enumerate(fields)
+                if _optional_dataclass(hints[f.name])
+            )
+        )
+        lines.append(f"    if len(d) != {size}:")
         lines.append(f"        unknown({name}_cls, d)")
         values = ", ".join(f"v{n}" for n in range(len(fields)))
         lines.append(f"    return {name}_new({values})")
@@ -110,6 +130,16 @@ def compile_decoders(
         return name
 
     return {type_: namespace[build(cls)] for type_, cls in event_types.items()}
+
+
+def _optional_dataclass(hint: Any) -> type[Any] | None:
+    """X for a hint `X | None` where X is a dataclass, else None."""
+    args = typing.get_args(hint)
+    if len(args) == 2 and type(None) in args:
+        inner = args[0] if args[1] is type(None) else args[1]
+        if isinstance(inner, type) and dataclasses.is_dataclass(inner):
+            return inner
+    return None
 
 
 def _unknown(cls: type[Any], data: Mapping[str, Any]) -> None:
@@ -225,7 +255,10 @@ def _shape(cls: type[Any]) -> dict[str, str | None]:
     shape: dict[str, str | None] = {}
     for field in dataclasses.fields(cls):
         hint = hints[field.name]
-        if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        maybe = _optional_dataclass(hint)
+        if maybe is not None:
+            shape[field.name] = f"{maybe.__name__}?"  # left out of the data when None
+        elif isinstance(hint, type) and dataclasses.is_dataclass(hint):
             shape[field.name] = hint.__name__
         elif typing.get_origin(hint) is tuple:
             inner = (typing.get_args(hint) or (None,))[0]
@@ -253,6 +286,7 @@ def shapes_strict(event_types: Mapping[str, type[Any]]) -> bool:
         for field in dataclasses.fields(cls):
             hint = hints[field.name]
             inner = (typing.get_args(hint) or (None,))[0] if typing.get_origin(hint) else hint
+            inner = _optional_dataclass(hint) or inner
             if isinstance(inner, type) and dataclasses.is_dataclass(inner):
                 nested[inner.__name__] = inner
     return all(

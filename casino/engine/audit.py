@@ -26,6 +26,7 @@ from casino.engine.commands import (
     Hit,
     OpenRound,
     PlaceBet,
+    RecordBeacon,
     RevealSeed,
     Split,
     Stand,
@@ -34,10 +35,11 @@ from casino.engine.commands import (
     Timeout,
     VoidRound,
 )
-from casino.engine.decider import TIMED_FIELDS, command_time, evolve, step
+from casino.engine.decider import BEACON_VOID_REASON, TIMED_FIELDS, command_time, evolve, step
 from casino.engine.errors import DomainError
 from casino.engine.events import (
     EVENT_TYPES,
+    BeaconRecorded,
     BetPlaced,
     BettingClosed,
     DealerCardDealt,
@@ -60,7 +62,7 @@ from casino.engine.events import (
 )
 from casino.engine.rules import DUEL, RULESETS, RuleSet
 from casino.engine.shoe import Shoe
-from casino.engine.state import BETTING, BUST, OPEN, RoundState
+from casino.engine.state import BEACON, BETTING, BUST, OPEN, RoundState
 from fairness.canonical import first_difference
 
 
@@ -98,14 +100,22 @@ def _bets(events: Sequence[Event], i: int, e: BetPlaced) -> PlaceBet:
 
 
 def _voided(e: RoundVoided, state: RoundState | None) -> Command:
-    no_bets = state is not None and state.phase == BETTING and e.reason == "no_bets"
-    return _TIMEOUT if no_bets else VoidRound(e.reason, e.evidence)
+    """A void the rules derive at a deadline (nobody bet; the beacon never came) is the
+    timeout's; any other is a staff or malfunction void, a decision of its own."""
+    due = state is not None and state.deadline_ms is not None
+    if due and e.voided_at_ms >= state.deadline_ms:  # type: ignore[union-attr,operator]
+        derived = (state.phase == BETTING and e.reason == "no_bets") or (  # type: ignore[union-attr]
+            state.phase == BEACON and e.reason == BEACON_VOID_REASON  # type: ignore[union-attr]
+        )
+        if derived:
+            return _TIMEOUT
+    return VoidRound(e.reason, e.evidence)
 
 
 def _opening(e: RoundOpened) -> OpenRound:
     return OpenRound(
         e.round_id, e.table_id, e.ruleset, e.chain_id, e.nonce, e.commitment,
-        e.participants, e.options,
+        e.participants, e.options, e.beacon,
     )  # fmt: skip
 
 
@@ -125,6 +135,7 @@ _COMMANDS: dict[type[Any], Callable[[Any], Command]] = {
     PlayerCardDealt: lambda e: Hit(e.player_id, True),  # confirm=True
     BettingClosed: lambda e: _TIMEOUT,  # betting closed by its deadline, not by the last bet
     ServerSeedRevealed: lambda e: RevealSeed(e.server_seed),
+    BeaconRecorded: lambda e: RecordBeacon(e.round, e.signature),
 }
 
 
@@ -181,7 +192,7 @@ def _command_times(events: Sequence[Event], rules: RuleSet) -> list[int | None]:
 # rules dealt); `_blocked` stops at them.
 _DECISIONS = frozenset(
     {RoundOpened, BetPlaced, PlayerStood, HandDoubled, HandSplit, InsuranceTaken,
-     InsuranceDeclined, EvenMoneyTaken, ServerSeedRevealed}
+     InsuranceDeclined, EvenMoneyTaken, ServerSeedRevealed, BeaconRecorded}
 )  # fmt: skip
 
 

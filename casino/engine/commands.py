@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from casino.engine.events import Participant, RoundOptions
+from casino.engine.events import BeaconSpec, Participant, RoundOptions
 from casino.engine.fastdata import fast_init
 
 
@@ -25,6 +25,7 @@ class OpenRound:
     commitment: str  # sha256 hex the revealed server seed must hash to
     participants: tuple[Participant, ...]  # seat order
     options: RoundOptions
+    beacon: BeaconSpec | None = None  # shared tables: the public randomness the deal waits for
 
 
 @fast_init
@@ -100,6 +101,16 @@ class Timeout:
 
 @fast_init
 @dataclass(frozen=True, slots=True)
+class RecordBeacon:
+    """Beacon round `round` arrived, with its signature (the service verified it first; every
+    verifier checks it again): record it and deal."""
+
+    round: int
+    signature: str
+
+
+@fast_init
+@dataclass(frozen=True, slots=True)
 class VoidRound:
     """Malfunction voids all pays and plays (seeds 000, 002): refund and reverse everything."""
 
@@ -126,6 +137,7 @@ Command: TypeAlias = (
     | Double
     | Split
     | Timeout
+    | RecordBeacon
     | VoidRound
     | RevealSeed
 )

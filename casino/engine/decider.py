@@ -25,6 +25,7 @@ from casino.engine.commands import (
     OpenRound,
     PlaceBet,
     PlayerCommand,
+    RecordBeacon,
     RevealSeed,
     Split,
     Stand,
@@ -35,6 +36,8 @@ from casino.engine.commands import (
 )
 from casino.engine.errors import DomainError
 from casino.engine.events import (
+    BeaconAwaited,
+    BeaconRecorded,
     Event,
     Participant,
     PlayerAmount,
@@ -42,6 +45,9 @@ from casino.engine.events import (
     RoundOptions,
     RoundVoided,
     ServerSeedRevealed,
+    beacon_material,
+    beacon_round_after,
+    beacon_round_time,
     client_material,
     new_bet_placed,
     new_betting_closed,
@@ -50,11 +56,22 @@ from casino.engine.evolve import ReplayError, evolve, replay
 from casino.engine.rules import DUEL, RULESETS, RuleSet
 from casino.engine.run import Run, start_run
 from casino.engine.shoe import Shoe
-from casino.engine.state import BETTING, DUELING, INSURANCE, PLAYING, SETTLED, VOIDED, RoundState
+from casino.engine.state import (
+    BEACON,
+    BETTING,
+    DUELING,
+    INSURANCE,
+    PLAYING,
+    SETTLED,
+    VOIDED,
+    RoundState,
+)
 
 __all__ = ["ReplayError", "decide", "evolve", "expire", "replay", "settle", "step"]
 
 _CLIENT_SEED = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
+_BEACON_SIGNATURE = re.compile(r"[0-9a-f]{96}")
+BEACON_VOID_REASON: Final = "beacon_unavailable"
 
 
 # Timed event type -> (its field, the rule set's timeout added to the command's time there):
@@ -62,6 +79,7 @@ _CLIENT_SEED = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
 TIMED_FIELDS: Final[dict[str, tuple[str, str | None]]] = {
     "RoundOpened": ("opened_at_ms", None),
     "BettingClosed": ("closed_at_ms", None),
+    "BeaconRecorded": ("recorded_at_ms", None),
     "InsuranceOffered": ("deadline_ms", "insurance_timeout_ms"),
     "TurnStarted": ("deadline_ms", "turn_timeout_ms"),
     "DuelTimerStarted": ("deadline_ms", "duel_timer_ms"),
@@ -109,7 +127,14 @@ def step(
         deadline = state.deadline_ms
         if deadline is not None and now_ms >= deadline:
             raise DomainError(E.DEADLINE_PASSED, "a deadline passed: apply expire() first")
-        _play(run, command)  # type: ignore[arg-type]
+        if kind is RecordBeacon:
+            _record_beacon(run, command)  # type: ignore[arg-type]
+        elif state.phase == BEACON:
+            raise DomainError(
+                E.ACTION_NOT_ALLOWED, f"the deal waits for beacon round {state.beacon_round}"
+            )
+        else:
+            _play(run, command)  # type: ignore[arg-type]
     return run.events, run.state
 
 
@@ -152,6 +177,11 @@ def _expire(run: Run) -> None:
         banked.stand_on_timeout(run)
     elif s.phase == DUELING:
         duel.expire(run)
+    elif s.phase == BEACON:
+        spec = s.opened.beacon
+        assert spec is not None  # BeaconAwaited needs one
+        evidence = f"{spec.name} round {s.beacon_round} was not recorded within {spec.wait_s} s"
+        _void(run, VoidRound(BEACON_VOID_REASON, evidence))
 
 
 def _play(run: Run, command: PlayerCommand) -> None:
@@ -266,13 +296,20 @@ def _open(command: OpenRound, now_ms: int, shoe: Shoe | None) -> tuple[list[Even
         command.options,
         now_ms,
         now_ms + rules.betting_timeout_ms,
+        command.beacon,
     )
     run = start_run(evolve(None, opened), now_ms, shoe)
     run.events.append(opened)
     if rules.kind == DUEL:  # 004: "all players betting the set limit", then the deal
         if shoe is None:
             raise DomainError(E.SHOE_REQUIRED, "closing betting deals cards: pass the round's shoe")
-        duel.bet_and_deal(run, command.options.stake)
+        if awaits_beacon(run.state):
+            participants = command.participants
+            stake = command.options.stake
+            run.emit_all([new_bet_placed(p.player_id, 0, stake) for p in participants])
+            _close_for_beacon(run)
+        else:
+            duel.bet_and_deal(run, command.options.stake)
     return run.events, run.state
 
 
@@ -312,7 +349,48 @@ def _everyone_bet(s: RoundState) -> bool:
     return True
 
 
+def awaits_beacon(s: RoundState) -> bool:
+    """Whether closing betting waits for the beacon: a beacon table, two or more seats."""
+    return s.opened.beacon is not None and len(s.opened.participants) >= 2
+
+
+def _close_for_beacon(run: Run) -> None:
+    """Lock the seats' client seeds and name the beacon round the deal waits for."""
+    spec = run.state.opened.beacon
+    assert spec is not None
+    run.emit(new_betting_closed(client_material(run.state.opened.participants), run.now_ms))
+    beacon_round = beacon_round_after(spec, run.now_ms)
+    round_time = beacon_round_time(spec, beacon_round)
+    run.emit(BeaconAwaited(beacon_round, round_time, (round_time + spec.wait_s) * 1000))
+
+
+def _record_beacon(run: Run, command: RecordBeacon) -> None:
+    s = run.state
+    spec = s.opened.beacon
+    if s.phase != BEACON or spec is None:
+        raise DomainError(E.ACTION_NOT_ALLOWED, "the round does not wait for a beacon")
+    if command.round != s.beacon_round:
+        raise DomainError(
+            E.BEACON_MISMATCH,
+            f"the deal waits for beacon round {s.beacon_round}, not {command.round}",
+        )
+    if type(command.signature) is not str or not _BEACON_SIGNATURE.fullmatch(command.signature):
+        raise DomainError(E.BEACON_MISMATCH, "a signature is 96 lowercase hex digits")
+    if run.shoe is None:
+        raise DomainError(E.SHOE_REQUIRED, "recording the beacon deals cards: pass the shoe")
+    randomness = hashlib.sha256(bytes.fromhex(command.signature)).hexdigest()
+    material = beacon_material(s.client_material, spec, s.beacon_round, randomness)
+    run.emit(BeaconRecorded(s.beacon_round, command.signature, randomness, material, run.now_ms))
+    if s.rules.kind == DUEL:
+        duel.deal(run)
+    else:
+        banked.deal(run)
+
+
 def _close_and_deal(run: Run) -> None:
+    if awaits_beacon(run.state):
+        _close_for_beacon(run)
+        return
     if run.shoe is None:
         raise DomainError(E.SHOE_REQUIRED, "closing betting deals cards: pass the round's shoe")
     closed = new_betting_closed(client_material(run.state.opened.participants), run.now_ms)

@@ -23,6 +23,7 @@ ROUND_NOT_FINISHED: Final = "round_not_finished"
 SEED_MISMATCH: Final = "seed_mismatch"
 SEED_ALREADY_REVEALED: Final = "seed_already_revealed"
 ALREADY_VOIDED: Final = "already_voided"
+BEACON_MISMATCH: Final = "beacon_mismatch"  # not the awaited beacon round, or a bad signature
 
 ALL_CODES: Final[tuple[str, ...]] = (
     NOT_YOUR_TURN,
@@ -44,6 +45,7 @@ ALL_CODES: Final[tuple[str, ...]] = (
     SEED_MISMATCH,
     SEED_ALREADY_REVEALED,
     ALREADY_VOIDED,
+    BEACON_MISMATCH,
 )
 
 

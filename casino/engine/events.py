@@ -8,6 +8,7 @@ order is shoe position k. `event_to_dict` / `event_from_dict` give JSON-native d
 from __future__ import annotations
 
 import dataclasses
+import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,6 +42,46 @@ class RoundOptions:
     max_bet: int
     chip_unit: int = 10_000
     stake: int = 0  # duel only: the fixed stake every player bets
+
+
+@fast_init
+@dataclass(frozen=True, slots=True)
+class BeaconSpec:
+    """A shared table's public randomness (fairness-v2): which beacon, and when to read it.
+
+    At the lock (BettingClosed) of a round with two or more seats, the round waits for beacon
+    round R, the first whose time comes after the lock plus `margin_s`; the shoe's client
+    material gets the element "<name>:<R>:<randomness hex>". The round is voided when R is not
+    recorded by its time plus `wait_s`."""
+
+    name: str  # the material element's prefix: "drand-quicknet", "local-beacon"
+    chain_hash: str  # drand's chain hash of the beacon (hex)
+    public_key: str  # hex of the beacon's 96-byte compressed G2 key
+    genesis_time: int  # Unix seconds of round 1
+    period: int  # seconds between rounds
+    margin_s: int  # R's time is strictly after lock + margin_s
+    wait_s: int  # the round voids when R is not recorded by R's time + wait_s
+
+
+def beacon_round_after(spec: BeaconSpec, lock_ms: int) -> int:
+    """Beacon round R for a lock at `lock_ms`: the first round whose time (genesis + (R - 1) *
+    period) is strictly after floor(lock_ms / 1000) + margin_s
+    (fairness.beacon.first_round_after)."""
+    t = lock_ms // 1000 + spec.margin_s
+    if t < spec.genesis_time:
+        return 1
+    return (t - spec.genesis_time) // spec.period + 2
+
+
+def beacon_round_time(spec: BeaconSpec, round: int) -> int:
+    """Unix seconds at which beacon round `round` is published."""
+    return spec.genesis_time + (round - 1) * spec.period
+
+
+def beacon_material(client_material: str, spec: BeaconSpec, round: int, randomness: str) -> str:
+    """The shoe's client material of a beacon round: the seats' seeds in seat order, then
+    "<name>:<R>:<randomness hex>" (no client seed holds ':', so the parts stay apart)."""
+    return f"{client_material}|{spec.name}:{round}:{randomness}"
 
 
 @fast_init
@@ -94,6 +135,7 @@ class RoundOpened:
     options: RoundOptions
     opened_at_ms: int
     betting_deadline_ms: int
+    beacon: BeaconSpec | None = None  # shared tables only; left out of the JSON when None
 
 
 @fast_init
@@ -111,6 +153,30 @@ class BettingClosed:
     type: ClassVar[str] = "BettingClosed"
     client_material: str  # participants' client seeds in seat order joined by "|"
     closed_at_ms: int
+
+
+@fast_init
+@dataclass(frozen=True, slots=True)
+class BeaconAwaited:
+    """Betting closed at a shared table: the deal waits for beacon round `round`."""
+
+    type: ClassVar[str] = "BeaconAwaited"
+    round: int
+    round_time: int  # Unix seconds at which the beacon publishes it
+    deadline_ms: int  # (round_time + wait_s) * 1000: the round voids if it is not recorded
+
+
+@fast_init
+@dataclass(frozen=True, slots=True)
+class BeaconRecorded:
+    """Beacon round `round` as published (its signature) and the shoe's material with it."""
+
+    type: ClassVar[str] = "BeaconRecorded"
+    round: int
+    signature: str  # hex of the 48-byte BLS signature on G1
+    randomness: str  # hex SHA-256 of the signature
+    client_material: str  # the seats' client seeds, then "<beacon>:<round>:<randomness>"
+    recorded_at_ms: int
 
 
 @fast_init
@@ -271,6 +337,8 @@ Event: TypeAlias = (
     RoundOpened
     | BetPlaced
     | BettingClosed
+    | BeaconAwaited
+    | BeaconRecorded
     | PlayerCardDealt
     | DealerCardDealt
     | InsuranceOffered
@@ -326,6 +394,7 @@ EVENT_TYPES: Final[dict[str, type[Any]]] = {cls.type: cls for cls in typing.get_
 _NESTED: Final[tuple[type[Any], ...]] = (
     Participant,
     RoundOptions,
+    BeaconSpec,
     HandResult,
     InsuranceResult,
     PlayerAmount,
@@ -339,7 +408,10 @@ def _field_kinds(cls: type[Any]) -> dict[str, tuple[str, type[Any] | None]]:
     kinds: dict[str, tuple[str, type[Any] | None]] = {}
     for f in dataclasses.fields(cls):
         hint = hints[f.name]
-        if hint in _NESTED:
+        optional = [a for a in typing.get_args(hint) if a in _NESTED]
+        if typing.get_origin(hint) in (typing.Union, types.UnionType) and optional:
+            kinds[f.name] = ("maybe", optional[0])  # None is left out of the JSON
+        elif hint in _NESTED:
             kinds[f.name] = ("one", hint)
         elif typing.get_origin(hint) is tuple:
             args = typing.get_args(hint)
@@ -361,6 +433,9 @@ def _to_json(obj: Any) -> dict[str, Any]:
         value = getattr(obj, name)
         if kind == "one":
             out[name] = _to_json(value)
+        elif kind == "maybe":
+            if value is not None:
+                out[name] = _to_json(value)
         elif kind == "many":
             out[name] = [_to_json(v) if nested else v for v in value]
         else:
@@ -371,6 +446,10 @@ def _to_json(obj: Any) -> dict[str, Any]:
 def _from_json(cls: type[Any], data: dict[str, Any]) -> Any:
     kwargs: dict[str, Any] = {}
     for name, (kind, nested) in _KINDS[cls].items():
+        if kind == "maybe":
+            value = data.get(name)
+            kwargs[name] = None if value is None else _from_json(nested, value)  # type: ignore[arg-type]
+            continue
         value = data[name]
         if kind == "one" and nested is not None:
             kwargs[name] = _from_json(nested, value)

@@ -22,6 +22,8 @@ from typing import Any, Final
 
 from casino.engine.cards import CARD_POINTS
 from casino.engine.events import (
+    BeaconAwaited,
+    BeaconRecorded,
     BetPlaced,
     BettingClosed,
     CardsRevealed,
@@ -47,6 +49,7 @@ from casino.engine.events import (
 from casino.engine.insurance import insurance_offer
 from casino.engine.rules import DUEL, RULESETS
 from casino.engine.state import (
+    BEACON,
     BETTING,
     BLACKJACK,
     BUST,
@@ -90,7 +93,8 @@ class ReplayError(ValueError):
     _SETTLEMENT,
     _VOIDED,
     _SERVER_SEED,
-) = range(15)
+    _BEACON_ROUND,
+) = range(16)
 assert RoundState._fields == (
     "opened",
     "rules",
@@ -107,6 +111,7 @@ assert RoundState._fields == (
     "settlement",
     "voided",
     "server_seed",
+    "beacon_round",
 ), "the positions above follow RoundState's fields"
 # tuple.__new__(cls, values) builds a NamedTuple without its Python-level __new__.
 _new: Final = tuple.__new__
@@ -190,6 +195,7 @@ def _opened(e: RoundOpened) -> RoundState:
             None,
             None,
             None,
+            0,
         ),
     )
     return state
@@ -351,6 +357,22 @@ def _split(m: Working, e: HandSplit) -> None:
     m[_BOXES] = _replaced(boxes, i, box._replace(hands=hands))
 
 
+def _beacon_awaited(m: Working, e: BeaconAwaited) -> None:
+    if m[_PHASE] not in (PLAYING, DUELING) or m[_OPENED].beacon is None or m[_BEACON_ROUND]:
+        raise ReplayError("BeaconAwaited: only after betting closes at a beacon table, once")
+    m[_PHASE] = BEACON
+    m[_BEACON_ROUND] = e.round
+    m[_DEADLINE] = e.deadline_ms
+
+
+def _beacon_recorded(m: Working, e: BeaconRecorded) -> None:
+    if m[_PHASE] != BEACON or e.round != m[_BEACON_ROUND]:
+        raise ReplayError("BeaconRecorded: only the awaited round, while the deal waits for it")
+    m[_PHASE] = DUELING if m[_RULES].kind == DUEL else PLAYING
+    m[_CLIENT_MATERIAL] = e.client_material
+    m[_DEADLINE] = None
+
+
 def _timer(m: Working, e: DuelTimerStarted) -> None:
     m[_PHASE] = DUELING
     m[_DEADLINE] = e.deadline_ms
@@ -383,6 +405,8 @@ _HANDLERS: Final[dict[type[Any], Callable[[Working, Any], None]]] = {
     RoundOpened: _reopened,
     BetPlaced: _bet,
     BettingClosed: _closed,
+    BeaconAwaited: _beacon_awaited,
+    BeaconRecorded: _beacon_recorded,
     PlayerCardDealt: _player_card,
     DealerCardDealt: _dealer_card,
     InsuranceOffered: _insurance_offered,

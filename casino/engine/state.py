@@ -31,6 +31,7 @@ BETTING: Final = "betting"
 INSURANCE: Final = "insurance"
 PLAYING: Final = "playing"  # house-banked: one hand at a time, in turn
 DUELING: Final = "dueling"  # duel: everyone acts at once until the timer
+BEACON: Final = "beacon"  # shared table: betting closed, the deal waits for the beacon round
 SETTLED: Final = "settled"
 VOIDED: Final = "voided"
 
@@ -90,6 +91,7 @@ class RoundState(NamedTuple):
     settlement: RoundSettled | None
     voided: RoundVoided | None
     server_seed: str | None
+    beacon_round: int  # the beacon round the deal waits for or took (0: none)
 
     @property
     def finished(self) -> bool:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from casino.engine.commands import Command, OpenRound, PlaceBet
 from casino.engine.decider import step
-from casino.engine.events import Event, Participant, RoundOptions
+from casino.engine.events import BeaconSpec, Event, Participant, RoundOptions
 from casino.engine.money import ledger_legs
 from casino.engine.rules import USDC
 from casino.engine.shoe import Shoe, StackedShoe
@@ -72,6 +72,7 @@ def open_table(
     players: int = 1,
     shoe: Shoe | None = None,
     stake: int = 0,
+    beacon: BeaconSpec | None = None,
     **player_options: bool,
 ) -> Table:
     table = Table(shoe if shoe is not None else StackedShoe(cards or []))
@@ -85,6 +86,7 @@ def open_table(
             commitment=COMMITMENT,
             participants=participants(players, **player_options),
             options=options_for(ruleset, stake),
+            beacon=beacon,
         )
     )
     return table

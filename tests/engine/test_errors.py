@@ -12,6 +12,7 @@ from casino.engine.commands import (
     Hit,
     OpenRound,
     PlaceBet,
+    RecordBeacon,
     RevealSeed,
     Stand,
     TakeInsurance,
@@ -137,6 +138,13 @@ def already_voided() -> str:
     return _refused(t, VoidRound("again"))
 
 
+def beacon_mismatch() -> str:
+    from tests.engine.test_beacon_rounds import ROUND, SIGNATURE, SPEC
+
+    t = open_table("duel", ["TS", "9H", "AS", "7D"], players=2, stake=usdc(10), beacon=SPEC)
+    return _refused(t, RecordBeacon(ROUND + 1, SIGNATURE))
+
+
 SCENARIOS: dict[str, Callable[[], str]] = {
     E.NOT_YOUR_TURN: not_your_turn,
     E.ACTION_NOT_ALLOWED: action_not_allowed,
@@ -157,6 +165,7 @@ SCENARIOS: dict[str, Callable[[], str]] = {
     E.SEED_MISMATCH: seed_mismatch,
     E.SEED_ALREADY_REVEALED: seed_already_revealed,
     E.ALREADY_VOIDED: already_voided,
+    E.BEACON_MISMATCH: beacon_mismatch,
 }
 
 
