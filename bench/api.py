@@ -128,6 +128,10 @@ def served_env() -> dict[str, str]:
         "SEED_ENCRYPTION_KEYS": ",".join(settings.SEED_ENCRYPTION_KEYS),
         "RECEIPT_SIGNING_KEY": settings.RECEIPT_SIGNING_KEY,
         "LOG_SIGNING_KEY": settings.LOG_SIGNING_KEY,
+        # No network here: the operator-run beacon, allowed with DEBUG off for the benchmark.
+        "BEACON": "local",
+        "ALLOW_LOCAL_BEACON": "1",
+        "LOCAL_BEACON_SEED": settings.LOCAL_BEACON_SEED or "bench local beacon",
         "BENCH_ENDPOINTS": "1",
         "LOG_LEVEL": "WARNING",
         "THROTTLE_LOGIN": "1000000/min",

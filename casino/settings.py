@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 from casino.platform.secrets import load_secrets
 
@@ -19,7 +20,64 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
 
 DEBUG: bool = env.bool("DEBUG", default=True)
-_secrets = load_secrets(base_dir=BASE_DIR, debug=DEBUG)
+
+# The public randomness a shared table (duel, duel_classic: two or more seats) mixes into its
+# shoe (fairness/beaconsource.py): drand's quicknet over its relays, the operator-run local
+# beacon (not independent; no network), or none (the round deals at once; DEBUG only).
+BEACONS = ("quicknet", "local", "off")
+BEACON: str = (env.str("BEACON", default="") or ("local" if DEBUG else "quicknet")).strip().lower()
+if BEACON not in BEACONS:
+    raise ImproperlyConfigured(
+        f"BEACON is {BEACON!r}: set it to quicknet (drand, for production), local (a beacon the "
+        "operator runs) or off (no beacon; DEBUG only)."
+    )
+# With DEBUG off the local beacon needs this too: its rounds are signed by the operator.
+ALLOW_LOCAL_BEACON: bool = env.bool("ALLOW_LOCAL_BEACON", default=False)
+if not DEBUG and BEACON == "off":
+    raise ImproperlyConfigured(
+        "DEBUG is off but BEACON=off: a shared table must not deal without a beacon. Set "
+        "BEACON=quicknet (or BEACON=local with ALLOW_LOCAL_BEACON=true)."
+    )
+if not DEBUG and BEACON == "local" and not ALLOW_LOCAL_BEACON:
+    raise ImproperlyConfigured(
+        "DEBUG is off but BEACON=local: the local beacon is run by the operator, so it is not "
+        "independent. Set BEACON=quicknet, or ALLOW_LOCAL_BEACON=true to serve with it anyway."
+    )
+# drand's HTTP relays, tried in order (a failing or lying relay is skipped), and each
+# request's timeout; a round is read when its time comes, and the round waits for beacon
+# round R, the first after lock + BEACON_MARGIN_S, for up to BEACON_WAIT_S past R's time.
+BEACON_RELAYS: list[str] = [
+    relay.strip().rstrip("/")
+    for relay in env.list(
+        "BEACON_RELAYS",
+        default=[
+            "https://api.drand.sh",
+            "https://api2.drand.sh",
+            "https://api3.drand.sh",
+            "https://drand.cloudflare.com",
+        ],
+    )
+    if relay.strip()
+]
+if BEACON == "quicknet" and not BEACON_RELAYS:
+    raise ImproperlyConfigured("BEACON=quicknet needs at least one relay in BEACON_RELAYS.")
+if not all(relay.startswith(("https://", "http://")) for relay in BEACON_RELAYS):
+    raise ImproperlyConfigured(
+        f"BEACON_RELAYS must be http(s) URLs (https://api.drand.sh,...), not {BEACON_RELAYS!r}."
+    )
+BEACON_MARGIN_S: int = env.int("BEACON_MARGIN_S", default=3)
+BEACON_WAIT_S: int = env.int("BEACON_WAIT_S", default=30)
+BEACON_HTTP_TIMEOUT_S: float = env.float("BEACON_HTTP_TIMEOUT_S", default=2.0)
+if BEACON_MARGIN_S < 0 or BEACON_WAIT_S < 1 or not BEACON_HTTP_TIMEOUT_S > 0:
+    raise ImproperlyConfigured(
+        "BEACON_MARGIN_S must be >= 0, BEACON_WAIT_S >= 1 and BEACON_HTTP_TIMEOUT_S > 0 (seconds)."
+    )
+
+_secrets = load_secrets(
+    base_dir=BASE_DIR,
+    debug=DEBUG,
+    using=frozenset({"LOCAL_BEACON_SEED"} if BEACON == "local" else ()),
+)
 SECRET_KEY = _secrets["SECRET_KEY"]
 # Fernet keys, comma separated, newest first: the first encrypts, all decrypt (rotation).
 SEED_ENCRYPTION_KEYS: list[str] = [k.strip() for k in _secrets["SEED_ENCRYPTION_KEYS"].split(",")]
@@ -31,6 +89,9 @@ RECEIPT_SIGNING_KEY: str = _secrets["RECEIPT_SIGNING_KEY"]
 LOG_SIGNING_KEY: str = _secrets["LOG_SIGNING_KEY"]
 LOG_ORIGIN: str = env.str("LOG_ORIGIN", default="blackjack.local/log")
 LOG_MAX_MERGE_DELAY_S: float = env.float("LOG_MAX_MERGE_DELAY_S", default=10.0)
+# The local beacon's key seed (fairness.beacon.local_secret_key): None with DEBUG off unless
+# BEACON=local (or the environment sets it).
+LOCAL_BEACON_SEED: str | None = _secrets.get("LOCAL_BEACON_SEED")
 
 ALLOWED_HOSTS: list[str] = env.list(
     "ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"]

@@ -7,8 +7,9 @@ from django.views.defaults import page_not_found
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from casino.platform.errors import error_body
-from casino.platform.health import healthz
+from casino.platform.health import healthz, status_check
 from casino.site.views import root as site_root
+from fairness import beaconsource
 from fairness.transparency import check_log
 
 
@@ -23,7 +24,12 @@ handler404 = not_found
 handler403 = "casino.dashboard.views.permission_denied"  # staff pages: a page naming the role
 
 urlpatterns = [
-    path("healthz", healthz, {"extra": {"transparency_log": check_log}}, name="healthz"),
+    path(
+        "healthz",
+        healthz,
+        {"extra": {"transparency_log": check_log, "beacon": status_check(beaconsource.check)}},
+        name="healthz",
+    ),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),

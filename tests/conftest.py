@@ -15,7 +15,21 @@ from collections.abc import Iterator
 
 import pytest
 
+# The suite runs without a beacon: a shared table's round deals at once (the beacon's own tests
+# switch to the local one). Django's settings are loaded before this file (pytest-django), so
+# they are set in pytest_configure; the servers the tests start inherit the environment, and
+# those with DEBUG off set BEACON=local themselves (BEACON=off refuses to start there).
+os.environ["BEACON"] = "off"
+
 SERVICE_MARKERS = ("postgres", "redis", "worker")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    from django.conf import settings  # pytest-django has configured Django by now
+
+    settings.BEACON = "off"
+
+
 _skipped: list[str] = []
 
 

@@ -1,4 +1,5 @@
-"""`GET /healthz`: the state of the database, the channel layer, the task broker and the timers.
+"""`GET /healthz`: the state of the database, the channel layer, the task broker and the timers,
+and the checks of the layers above (the URL gives them: the transparency log, the beacon).
 
 `timers` is the path that applies expired deadlines: the in-process timer thread (embedded
 default) or a Celery worker running beat's `casino.sweep_deadlines` (with a broker). Each
@@ -79,6 +80,17 @@ def check_timers() -> dict[str, Any]:
         else "is celery beat running, and a worker consuming its tasks?"
     )
     raise RuntimeError(f"no deadline sweep within {stale_s:.0f} s (last: {since}): {hint}")
+
+
+def status_check(check: Callable[[], Mapping[str, Any]]) -> Callable[[], dict[str, Any]]:
+    """A check that answers {"status": ...} (the beacon's, fairness.beaconsource.check) as one
+    of /healthz's: "ok" and "off" (nothing to reach) are healthy, any other status is not."""
+
+    def run() -> dict[str, Any]:
+        result = dict(check())
+        return {"ok": result.get("status") in ("ok", "off"), **result}
+
+    return run
 
 
 CHECKS = {

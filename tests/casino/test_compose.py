@@ -46,6 +46,8 @@ def test_app_services_share_the_env_file_example() -> None:
         "SEED_ENCRYPTION_KEYS",
         "RECEIPT_SIGNING_KEY",
         "LOG_SIGNING_KEY",
+        "BEACON",
+        "BEACON_RELAYS",
     ):
         assert f"{key}=" in example
 

@@ -23,6 +23,7 @@ def production_env(**overrides: str) -> dict[str, str]:
         SEED_ENCRYPTION_KEYS=base64.urlsafe_b64encode(secrets.token_bytes(32)).decode(),
         RECEIPT_SIGNING_KEY=secrets.token_hex(32),
         LOG_SIGNING_KEY=secrets.token_hex(32),
+        BEACON="quicknet",  # production's (the suite's BEACON=off refuses to start here)
     )
     env.update(overrides)
     return env
