@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Union
 
 from fairness.canonical import canonical_json_float_free
-from fairness.receipt import RECEIPT_KEYS, SETTLED_FIELDS, VOID_FIELDS
+from fairness.receipt import RECEIPT_KEYS, SETTLED_FIELDS, SPEC_V2, VOID_FIELDS
 
 try:
     import msgspec as _msgspec
@@ -95,8 +95,9 @@ def parse_line(text: str | bytes) -> Any:
 # format version, documented.
 
 BUNDLE_FORMAT = "fairness-v1-bundle"
+BUNDLE_FORMAT_V2 = "fairness-v2-bundle"  # a round at a beacon table (RoundOpened.beacon)
 CHAIN_FORMAT = "fairness-v1-chain"
-FORMATS = (BUNDLE_FORMAT, CHAIN_FORMAT)
+FORMATS = (BUNDLE_FORMAT, BUNDLE_FORMAT_V2, CHAIN_FORMAT)
 EVENT_SCHEMA_VERSION = 1  # the schema version of the event data below
 
 # A round line's keys, and each event's (the hashed body plus its hash); () are optional.
@@ -174,6 +175,12 @@ PAYOUTS: dict[str, dict[str, str | None]] = {
     "settled": {name: EVENT_DATA["RoundSettled"][name] for name in SETTLED_FIELDS},
     "voided": {name: EVENT_DATA["RoundVoided"][name] for name in VOID_FIELDS},
 }
+
+
+def line_format(receipt: Mapping[str, Any]) -> str:
+    """A round line's format for its receipt: fairness-v2-bundle for a fairness-v2 receipt
+    (a round at a beacon table), else fairness-v1-bundle."""
+    return BUNDLE_FORMAT_V2 if receipt.get("spec") == SPEC_V2 else BUNDLE_FORMAT
 
 
 class _Shape:

@@ -2,6 +2,12 @@
 
 The signature covers exactly `canonical_json(receipt)`; signatures and keys travel as lowercase
 hex; a key id is the first 16 hex characters of sha256(raw 32-byte public key).
+
+Two versions (docs/fairness.md, "Receipt format" and "fairness-v2"): a round whose RoundOpened
+names no beacon gets a fairness-v1 receipt (version 1, RECEIPT_KEYS), byte for byte as before;
+a round at a beacon table (RoundOpened.beacon) a fairness-v2 one (version 2, RECEIPT_KEYS_V2):
+the same keys plus `beacon` (BEACON_FIELDS), and `client_material` the material the shoe used
+(BeaconRecorded's, with the beacon's element).
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ from fairness.canonical import canonical_json, canonical_json_float_free
 
 RECEIPT_VERSION = 1
 SPEC = "fairness-v1"
+RECEIPT_VERSION_V2 = 2
+SPEC_V2 = "fairness-v2"
 ALGORITHM = "Ed25519"
 
 # What a receipt's "payouts" copies from the round's final RoundSettled / RoundVoided event.
@@ -33,6 +41,14 @@ RECEIPT_KEYS = frozenset(
         "cards", "stream", "final_event_version", "final_event_hash", "outcome", "payouts",
     }
 )  # fmt: skip
+# fairness-v2's receipt: the beacon the round's shoe waited for. `round` and `round_time` are
+# null when no round was awaited (betting never closed, or closed with one seat), `signature`
+# and `randomness` when none was recorded (the round was voided while it waited).
+BEACON_FIELDS = (
+    "name", "chain_hash", "public_key", "round", "round_time", "signature", "randomness",
+)  # fmt: skip
+RECEIPT_KEYS_V2 = RECEIPT_KEYS | {"beacon"}
+RECEIPT_KEYS_BY_VERSION = {RECEIPT_VERSION: RECEIPT_KEYS, RECEIPT_VERSION_V2: RECEIPT_KEYS_V2}
 
 
 def build_receipt(
@@ -53,11 +69,13 @@ def build_receipt(
     final_event_hash: str,
     outcome: str,
     payouts: dict[str, Any],
+    beacon: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The receipt dict of one finished round (see docs/fairness.md, "Receipt format")."""
-    return {
-        "spec": SPEC,
-        "receipt_version": RECEIPT_VERSION,
+    """The receipt dict of one finished round (see docs/fairness.md, "Receipt format"):
+    fairness-v1, or with `beacon` (BEACON_FIELDS) fairness-v2."""
+    receipt = {
+        "spec": SPEC if beacon is None else SPEC_V2,
+        "receipt_version": RECEIPT_VERSION if beacon is None else RECEIPT_VERSION_V2,
         "round_id": round_id,
         "table_id": table_id,
         "ruleset": ruleset,
@@ -75,6 +93,25 @@ def build_receipt(
         "outcome": outcome,
         "payouts": payouts,
     }
+    if beacon is not None:
+        receipt["beacon"] = beacon
+    return receipt
+
+
+def receipt_beacon(
+    spec: Mapping[str, Any], awaited: Mapping[str, Any] | None, recorded: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """A fairness-v2 receipt's `beacon`: which beacon (RoundOpened.beacon), the round awaited
+    (BeaconAwaited) and, once recorded, its signature and randomness (BeaconRecorded)."""
+    return {
+        "name": spec["name"],
+        "chain_hash": spec["chain_hash"],
+        "public_key": spec["public_key"],
+        "round": None if awaited is None else awaited["round"],
+        "round_time": None if awaited is None else awaited["round_time"],
+        "signature": None if recorded is None else recorded["signature"],
+        "randomness": None if recorded is None else recorded["randomness"],
+    }
 
 
 def receipt_from_events(stream: str, events: list[dict[str, Any]]) -> dict[str, Any]:
@@ -83,6 +120,8 @@ def receipt_from_events(stream: str, events: list[dict[str, Any]]) -> dict[str, 
     for event in events:
         by_type.setdefault(event["type"], event["data"])
     opened = by_type["RoundOpened"]
+    spec = opened.get("beacon")  # only a beacon table's rounds have it (fairness-v2)
+    recorded = by_type.get("BeaconRecorded")
     if "RoundVoided" in by_type:
         voided = by_type["RoundVoided"]
         outcome = "voided"
@@ -100,8 +139,11 @@ def receipt_from_events(stream: str, events: list[dict[str, Any]]) -> dict[str, 
         nonce=opened["nonce"],
         commitment=opened["commitment"],
         server_seed=by_type["ServerSeedRevealed"]["server_seed"],
-        # A round voided before betting closed never locked its material: the seats' seeds.
-        client_material=by_type["BettingClosed"]["client_material"]
+        # The shoe's material: with the beacon's element once recorded (fairness-v2); else as
+        # betting closed; a round voided before betting closed never locked it: the seeds.
+        client_material=recorded["client_material"]
+        if recorded is not None
+        else by_type["BettingClosed"]["client_material"]
         if "BettingClosed" in by_type
         else "|".join(p["client_seed"] for p in opened["participants"]),
         participants=[
@@ -118,6 +160,9 @@ def receipt_from_events(stream: str, events: list[dict[str, Any]]) -> dict[str, 
         final_event_hash=events[-1]["hash"],
         outcome=outcome,
         payouts=copy.deepcopy(payouts),
+        beacon=None
+        if spec is None
+        else receipt_beacon(spec, by_type.get("BeaconAwaited"), recorded),
     )
 
 

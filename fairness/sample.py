@@ -1,23 +1,34 @@
 """Sample rounds in the bundle format, for tests, docs, benchmarks and demos. Pure: no Django.
 
 `sample_bundle` plays a round (players hit below 12), chains its events' hashes as the event
-store does, and signs its receipt.
+store does, and signs its receipt. `beacon_round_line` plays a shared-table round that waits
+for a beacon (fairness-v2), with the operator-run demo beacon `sample_beacon()`.
 The rounds are played through the rule engine, exactly as the round service plays them.
 """
 
 from __future__ import annotations
 
+import hashlib
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from casino.engine import commands as c
 from casino.engine.decider import step
-from casino.engine.events import Participant, RoundOptions, event_to_dict
-from fairness.chain import hash_seed
+from casino.engine.events import BeaconAwaited, BeaconSpec, Participant, RoundOptions, event_to_dict
+from fairness.beacon import LocalBeacon, local_secret_key
+from fairness.bundle import line_format
+from fairness.chain import Chain, create_chain, hash_seed
 from fairness.hashchain import GENESIS, event_hash
-from fairness.receipt import key_id, public_key_bytes, receipt_from_events, sign_receipt
+from fairness.receipt import (
+    key_id,
+    private_key_from_hex,
+    public_key_bytes,
+    receipt_from_events,
+    sign_receipt,
+)
 from fairness.shoe import FairShoe
 
 BASE_TIME = datetime(2026, 1, 1, tzinfo=UTC)
@@ -63,11 +74,17 @@ def sample_events(
 
 
 def play_out(
-    events: list[Any], state: Any, shoe: Any, server_seed: str, *, split_pairs: bool = False
+    events: list[Any],
+    state: Any,
+    shoe: Any,
+    server_seed: str,
+    *,
+    split_pairs: bool = False,
+    now_ms: int = NOW_MS,
 ) -> list[tuple[str, dict[str, Any]]]:
     """Play a round to its end after `events` (players decline insurance, hit below 12 and
-    stand otherwise; with `split_pairs` a box's first pair is split), reveal its seed, and
-    give every event as (type, data)."""
+    stand otherwise; with `split_pairs` a box's first pair is split), every command at
+    `now_ms`, reveal its seed, and give every event as (type, data)."""
     while not state.finished:
         command: Any
         if state.phase == "insurance":
@@ -84,9 +101,9 @@ def play_out(
                 command = c.Split(box.player_id)
             else:
                 command = (c.Hit if hand.total < 12 else c.Stand)(box.player_id)
-        more, state = step(state, command, NOW_MS, shoe)
+        more, state = step(state, command, now_ms, shoe)
         events += more
-    more, state = step(state, c.RevealSeed(server_seed), NOW_MS, shoe)
+    more, state = step(state, c.RevealSeed(server_seed), now_ms, shoe)
     events += more
     out = []
     for event in events:
@@ -131,7 +148,7 @@ def bundle_line(
     """One bundle line: the receipt, its signature, the key id (and key), the events."""
     public = public_key_bytes(private_key)
     line: dict[str, Any] = {
-        "format": "fairness-v1-bundle",
+        "format": line_format(receipt),
         "receipt": receipt,
         "signature": sign_receipt(receipt, private_key),
         "key_id": key_id(public),
@@ -189,3 +206,127 @@ def resign(
         "final_event_version": events[-1]["version"],
     }
     return bundle_line(receipt, events, private_key)
+
+
+# --- Beacon rounds (fairness-v2) ------------------------------------------------------------
+
+BEACON_RULESETS = ("duel", "duel_classic")
+BEACON_MARGIN_S = 3  # the product's defaults (docs/fairness.md, "fairness-v2")
+BEACON_WAIT_S = 30
+BEACON_FETCH_MS = 400  # how long after its time the sample's beacon round is recorded
+BEACON_CHAIN_LENGTH = 1_000  # beacon_round_line's `seed` is 0 .. 998
+# The operator's demo receipt key of the beacon samples (never use it for real).
+BEACON_SAMPLE_KEY_HEX = hashlib.sha256(b"fairness sample beacon operator").hexdigest()
+
+
+@cache
+def sample_beacon() -> LocalBeacon:
+    """The demo operator-run beacon: `LocalBeacon(local_secret_key("sample"))` (not independent)."""
+    return LocalBeacon(local_secret_key("sample"))
+
+
+def beacon_spec(
+    beacon: LocalBeacon | None = None,
+    *,
+    margin_s: int = BEACON_MARGIN_S,
+    wait_s: int = BEACON_WAIT_S,
+) -> BeaconSpec:
+    """The RoundOpened.beacon of a table reading `beacon` (default: `sample_beacon()`)."""
+    b = (beacon or sample_beacon()).beacon
+    return BeaconSpec(
+        b.name, b.chain_hash, b.public_key, b.genesis_time, b.period, margin_s, wait_s
+    )
+
+
+@cache
+def _beacon_chain() -> Chain:
+    return create_chain(
+        BEACON_CHAIN_LENGTH, head=hashlib.sha256(b"sample beacon chain").hexdigest()
+    )
+
+
+def beacon_material(client_material: str, spec: BeaconSpec, round: int, signature: str) -> str:
+    """The shoe's material once beacon round `round` is recorded: the seats' seeds, then
+    "<name>:<round>:<hex SHA-256 of the signature>"."""
+    randomness = hashlib.sha256(bytes.fromhex(signature)).hexdigest()
+    return f"{client_material}|{spec.name}:{round}:{randomness}"
+
+
+def beacon_round_events(
+    ruleset: str, *, seed: int = 0, void: bool = False, beacon: LocalBeacon | None = None
+) -> tuple[list[tuple[str, dict[str, Any]]], list[int]]:
+    """A finished beacon round played through the rule engine, as (type, data) events, and
+    the time (ms) of the command that made each event. See `beacon_round_line`."""
+    if ruleset not in BEACON_RULESETS:
+        raise ValueError(f"a beacon round is at a shared table: {BEACON_RULESETS}, not {ruleset!r}")
+    if not 0 <= seed < BEACON_CHAIN_LENGTH - 1:
+        raise ValueError(f"seed is 0 .. {BEACON_CHAIN_LENGTH - 2}")
+    beacon = beacon or sample_beacon()
+    spec = beacon_spec(beacon)
+    nonce, chain = seed + 1, _beacon_chain()
+    server_seed = chain.seed(nonce)
+    seats = 2 + seed % 3
+    seeds = [f"seat{i + 1}-{seed}" for i in range(seats)]
+    players = [f"p{i + 1}" for i in range(seats)]
+    opened_at = NOW_MS + nonce * 60_000  # a chain's rounds a minute apart
+    suffix = "-void" if void else ""
+    opening = c.OpenRound(
+        f"{ruleset}-beacon-{seed}{suffix}", f"table-{ruleset}", ruleset,
+        f"beacon-{ruleset}{suffix}", nonce, chain.seed(nonce - 1),
+        tuple(Participant(p, s) for p, s in zip(players, seeds, strict=True)),
+        RoundOptions(1_000_000, 100_000_000, stake=STAKE if ruleset == "duel" else 0),
+        spec,
+    )  # fmt: skip
+    seats_shoe = FairShoe(server_seed, "|".join(seeds), nonce)  # deals nothing before the beacon
+    events, state = step(None, opening, opened_at, seats_shoe)
+    times = [opened_at] * len(events)
+    if ruleset != "duel":
+        for player in players:
+            more, state = step(state, c.PlaceBet(player, (STAKE,)), opened_at, seats_shoe)
+            events += more
+            times += [opened_at] * len(more)
+    awaited = events[-1]
+    assert isinstance(awaited, BeaconAwaited), awaited
+    if void:  # the beacon never came: the round voids at its deadline
+        now = awaited.deadline_ms
+        more, state = step(state, c.Timeout(), now, seats_shoe)
+        shoe: Any = seats_shoe
+    else:
+        round = awaited.round
+        now = awaited.round_time * 1000 + BEACON_FETCH_MS
+        signature = beacon.sign_round(round)
+        shoe = FairShoe(
+            server_seed, beacon_material("|".join(seeds), spec, round, signature), nonce
+        )
+        more, state = step(state, c.RecordBeacon(round, signature), now, shoe)
+    events += more
+    played = play_out(events, state, shoe, server_seed, now_ms=now)
+    return played, times + [now] * (len(played) - len(times))
+
+
+def _at(ms: int, micros: int) -> str:
+    moment = datetime.fromtimestamp(ms / 1000, UTC) + timedelta(microseconds=micros)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def beacon_round_line(ruleset: str, *, seed: int = 0, void: bool = False) -> dict[str, Any]:
+    """One signed fairness-v2 bundle line: a finished `duel` or `duel_classic` round at a
+    table reading the demo local beacon (`sample_beacon()`, margin 3 s, wait 30 s).
+
+    `seed` (0 .. 998) picks the round: nonce seed + 1 of a fixed chain (its seeds link from
+    line to line), 2 + seed % 3 seats with client seeds "seat<i>-<seed>", opened at
+    NOW_MS + nonce minutes. The seats lock at the open (duel) or on the last bet
+    (duel_classic, everyone betting 10 USDC); the round waits for the first beacon round
+    after lock + 3 s, recorded 400 ms after its time, and is then played out as `play_out`
+    plays (hit below 12). `void`: the beacon never comes, and the round is voided
+    (`beacon_unavailable`, stakes refunded) at its deadline, 30 s after the round's time
+    (round id and chain id end in "-void"). Each event is recorded at its command's time,
+    one microsecond apart; the receipt is signed by BEACON_SAMPLE_KEY_HEX, whose public key
+    is in the line.
+    """
+    events, times = beacon_round_events(ruleset, seed=seed, void=void)
+    round_id = events[0][1]["round_id"]
+    stream = f"round-{round_id}"
+    stored = stored_events(stream, events, times=[_at(t, i) for i, t in enumerate(times, 1)])
+    key = private_key_from_hex(BEACON_SAMPLE_KEY_HEX)
+    return bundle_line(receipt_from_events(stream, stored), stored, key)

@@ -20,6 +20,10 @@ SUITS = "SHDC"
 RANKS = "A23456789TJQK"
 SEED_RE = re.compile(r"[0-9a-f]{64}")
 CLIENT_SEED_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+# fairness-v2: a shared table's material ends with the beacon's element, "<name>:<round>:<hex of
+# the round's randomness>" (docs/fairness.md, "fairness-v2"); no client seed holds ':'.
+BEACON_ELEMENT_RE = re.compile(r"[a-z0-9-]+:[1-9][0-9]{0,19}:[0-9a-f]{64}")
+MAX_BEACON_ROUND = 2**64 - 1
 
 _BLOCK = 64  # SHA-256 block size, for the HMAC pads
 _IPAD = bytes(x ^ 0x36 for x in range(256))
@@ -59,11 +63,29 @@ def validate_client_seed(client_seed: str) -> None:
 
 
 def validate_client_material(client_material: str) -> None:
-    """Raise FairnessInputError unless it is valid client seeds joined with "|"."""
+    """Raise FairnessInputError unless it is valid client seeds joined with "|", the last
+    element optionally a beacon's (after at least one seed): "<name>:<round>:<64 hex>", the
+    name of [a-z0-9-], the round a decimal from 1 to 2**64 - 1 (fairness-v2)."""
     if not isinstance(client_material, str):
         raise FairnessInputError("client material must be a string")
-    for part in client_material.split("|"):
+    parts = client_material.split("|")
+    if len(parts) > 1 and ":" in parts[-1]:
+        validate_beacon_element(parts.pop())
+    for part in parts:
         validate_client_seed(part)
+
+
+def validate_beacon_element(element: str) -> None:
+    """Raise FairnessInputError unless it is "<name>:<round>:<64 lowercase hex>"."""
+    if (
+        not isinstance(element, str)
+        or not BEACON_ELEMENT_RE.fullmatch(element)
+        or int(element.split(":")[1]) > MAX_BEACON_ROUND
+    ):
+        raise FairnessInputError(
+            "a beacon element must be <name>:<round>:<randomness>: a name of a-z 0-9 -, "
+            "a round from 1 to 2**64 - 1 in decimal, 64 lowercase hex characters"
+        )
 
 
 def validate_nonce(nonce: int) -> None:
