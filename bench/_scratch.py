@@ -31,10 +31,17 @@ def scratch_database(name: str) -> tuple[str, str]:
 def migrated_scratch(name: str) -> tuple[dict[str, str], str]:
     """(environment for the bench's subprocesses, a description) of a migrated scratch database.
 
-    Without REDIS_URL: the service path only, no publishing, eager tasks.
+    Without REDIS_URL: the service path only, no publishing, eager tasks. Shared tables deal
+    at once (BEACON=off, unless the caller's environment names a beacon): a beacon round waits
+    seconds for its round, which `python -m bench beacon` measures on its own.
     """
     url, description = scratch_database(name)
-    env = {**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "casino.settings"}
+    env = {
+        "BEACON": "off",
+        **os.environ,
+        "DATABASE_URL": url,
+        "DJANGO_SETTINGS_MODULE": "casino.settings",
+    }
     env.pop("REDIS_URL", None)
     root = Path(__file__).resolve().parent.parent
     subprocess.run(

@@ -238,6 +238,9 @@ CELERY_BEAT_SCHEDULE: dict[str, Any] = {
     "sweep-lobbies": {"task": "casino.sweep_lobbies", "schedule": 5.0},
     # The transparency log's sequencer: queued leaves get indices and a signed checkpoint.
     "log-sequence": {"task": "fairness.log_sequence", "schedule": 1.0},
+    # Shared tables whose beacon round is due and not recorded (a lost beacon nudge; the
+    # nudge itself is sent for the round's time: casino/rounds/nudges.py).
+    "sweep-beacons": {"task": "casino.sweep_beacons", "schedule": 1.0},
 }
 # With a broker: how long a round's timer nudge waits in its process before it is sent (a
 # later command replaces it, a finished round drops it; casino/rounds/nudges.py). 0: at once.

@@ -10,6 +10,7 @@ import json
 import re
 from typing import Any
 
+from django.conf import settings
 from drf_spectacular.utils import (
     OpenApiParameter,
     OpenApiResponse,
@@ -24,7 +25,7 @@ from rest_framework.views import APIView
 
 from casino.platform.errors import ApplicationError
 from casino.platform.schema import ApiError
-from fairness import selectors, services, transparency
+from fairness import beaconsource, selectors, services, transparency
 
 ID_RE = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 
@@ -70,6 +71,34 @@ class KeysApi(APIView):
     @extend_schema(operation_id="fairness_keys", responses=OutputSerializer)
     def get(self, request: Request) -> Response:
         return Response(self.OutputSerializer({"keys": selectors.signing_keys()}).data)
+
+
+class BeaconApi(APIView):
+    """The public randomness shared tables mix into the shoe (fairness-v2): which beacon, its
+    key and timing. `beacon` is "off" when the server deals shared tables without one."""
+
+    permission_classes = [AllowAny]
+    authentication_classes: list[Any] = []
+
+    @extend_schema_serializer(component_name="FairnessBeacon")
+    class OutputSerializer(serializers.Serializer[Any]):
+        beacon = serializers.CharField(help_text="quicknet, local or off")
+        name = serializers.CharField(required=False, help_text="the material element's prefix")
+        chain_hash = serializers.CharField(required=False)
+        public_key = serializers.CharField(required=False, help_text="hex, 96-byte G2 point")
+        genesis_time = serializers.IntegerField(required=False, help_text="Unix s of round 1")
+        period = serializers.IntegerField(required=False, help_text="seconds")
+        independent = serializers.BooleanField(
+            required=False, help_text="false: operator-run, the operator can know rounds early"
+        )
+        description = serializers.CharField(required=False)
+        margin_s = serializers.IntegerField(required=False, help_text="round after lock + this")
+        wait_s = serializers.IntegerField(required=False, help_text="void after round time + this")
+
+    @extend_schema(operation_id="fairness_beacon", responses=OutputSerializer)
+    def get(self, request: Request) -> Response:
+        info = beaconsource.public_info()
+        return Response(self.OutputSerializer({"beacon": settings.BEACON, **info}).data)
 
 
 class ClientSeedApi(APIView):

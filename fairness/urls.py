@@ -6,6 +6,7 @@ from fairness import apis
 
 urlpatterns: list[URLPattern | URLResolver] = [
     re_path(r"^keys/?$", apis.KeysApi.as_view(), name="fairness-keys"),
+    re_path(r"^beacon/?$", apis.BeaconApi.as_view(), name="fairness-beacon"),
     re_path(r"^client-seed/?$", apis.ClientSeedApi.as_view(), name="fairness-client-seed"),
     re_path(r"^commitment/?$", apis.CommitmentApi.as_view(), name="fairness-commitment"),
     re_path(

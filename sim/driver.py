@@ -64,7 +64,7 @@ from casino.eventstore.models import StoredEvent
 from casino.models import Round, RoundStatus, Seat, Table, TableStatus
 from casino.platform.errors import ApplicationError
 from casino.rounds import services, stream
-from casino.rounds.tasks import round_nudge, sweep_deadlines
+from casino.rounds.tasks import round_nudge, sweep_beacons, sweep_deadlines
 from casino.routing import websocket_application
 from casino.tables import services as tables
 from casino.tables.timers import lobby_nudge, sweep_lobbies
@@ -195,7 +195,11 @@ class Sim:
         run = self._run_index()
         self.prefix = f"vopr{self.seed}r{run}-"
         with (
-            override_settings(THROTTLE_RATES={}),
+            # Shared tables on the local beacon, its key fixed by the seed (the same seed
+            # replays the same shoes); its clock is the virtual one (sim.hooks).
+            override_settings(
+                THROTTLE_RATES={}, BEACON="local", LOCAL_BEACON_SEED=f"sim:{self.seed}"
+            ),
             installed(
                 clock=self.clock,
                 timers=self.timers,
@@ -329,8 +333,9 @@ class Sim:
         problems: list[str] = []
         try:
             swept = sweep_deadlines()
+            beacons = sweep_beacons()
             started = sweep_lobbies()
-            self.trace(f"beat: {swept} deadlines, {started} lobbies")
+            self.trace(f"beat: {swept} deadlines, {beacons} beacons, {started} lobbies")
         except Exception as exc:
             return [f"sweep raised {exc!r}"]
         problems += self.checker.stuck(now)

@@ -209,6 +209,7 @@ def installed(
     import fairness.services
     from casino.rounds import nudges, services, tasks
     from casino.tables import services as tables
+    from fairness import beaconsource
 
     heads = random.Random(f"heads:{heads_seed}")
     client_seeds = random.Random(f"client-seeds:{heads_seed}")
@@ -218,6 +219,8 @@ def installed(
         patch.set(services, "now_ms", clock.now_ms)
         patch.set(services, "uuid", ids)
         patch.set(tasks, "time", clock)
+        patch.set(beaconsource, "_now", clock.time)
+        beaconsource._clear_caches()  # the signatures of another seed's (or no) beacon
         patch.set(tables, "time", clock)
         patch.set(fairness.chain, "new_head", lambda: f"{heads.getrandbits(256):064x}")
         patch.set(
@@ -242,3 +245,4 @@ def installed(
         yield
     finally:
         patch.restore()
+        beaconsource._clear_caches()

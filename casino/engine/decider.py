@@ -376,6 +376,11 @@ def _record_beacon(run: Run, command: RecordBeacon) -> None:
         )
     if type(command.signature) is not str or not _BEACON_SIGNATURE.fullmatch(command.signature):
         raise DomainError(E.BEACON_MISMATCH, "a signature is 96 lowercase hex digits")
+    published_ms = beacon_round_time(spec, s.beacon_round) * 1000
+    if run.now_ms < published_ms:
+        raise DomainError(
+            E.ACTION_NOT_ALLOWED, f"beacon round {s.beacon_round} is published at {published_ms} ms"
+        )
     if run.shoe is None:
         raise DomainError(E.SHOE_REQUIRED, "recording the beacon deals cards: pass the shoe")
     randomness = hashlib.sha256(bytes.fromhex(command.signature)).hexdigest()

@@ -12,7 +12,13 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from casino.engine.cards import CARD_POINTS
-from casino.engine.events import DealerCardDealt, Event, PlayerCardDealt, event_to_dict
+from casino.engine.events import (
+    DealerCardDealt,
+    Event,
+    PlayerCardDealt,
+    beacon_round_time,
+    event_to_dict,
+)
 from casino.engine.rules import DUEL, RuleSet
 from casino.engine.state import (
     BETTING,
@@ -131,6 +137,15 @@ def view(state: RoundState, viewer: Viewer) -> dict[str, Any]:
         "voided": event_to_dict(state.voided) if state.voided else None,
         "actions": actions(state, viewer.player_id) if viewer.role == "player" else [],
     }
+    if o.beacon is not None:  # a shared table: the public randomness the deal waits for
+        out["beacon"] = {
+            "name": o.beacon.name,
+            "public_key": o.beacon.public_key,
+            "round": state.beacon_round or None,  # None until betting closes
+            "round_time": beacon_round_time(o.beacon, state.beacon_round)
+            if state.beacon_round
+            else None,
+        }
     if viewer.role == "player" and viewer.player_id is not None:
         for p in o.participants:
             if p.player_id == viewer.player_id:

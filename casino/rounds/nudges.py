@@ -25,6 +25,8 @@ import time
 from celery import current_app
 from django.conf import settings
 
+from casino.engine.events import RoundOpened, beacon_round_time
+
 logger = logging.getLogger(__name__)
 
 
@@ -117,6 +119,22 @@ class _Coalescer:
 _nudges = _Coalescer()
 flush_nudges = _nudges.flush
 atexit.register(flush_nudges)
+
+
+def beacon_after_commit(round_id: str, opened: RoundOpened, beacon_round: int) -> None:
+    """Betting closed at a shared table: ask a worker to record beacon round `beacon_round`
+    once it is published (`casino.beacon_nudge`, which asks again each second until the
+    deadline). Without a broker the in-process timer's sweep does it; with one, beat's
+    `casino.sweep_beacons` catches a nudge that was lost."""
+    if settings.CELERY_TASK_ALWAYS_EAGER or opened.beacon is None:
+        return
+    due = beacon_round_time(opened.beacon, beacon_round) - time.time()
+    try:
+        current_app.send_task(  # by name, as _schedule_nudge does
+            "casino.beacon_nudge", kwargs={"round_id": round_id}, countdown=max(0.0, due) + 0.1
+        )
+    except Exception:  # the round has committed; beat's sweep records the beacon
+        logger.exception("scheduling the beacon nudge of round %s failed", round_id)
 
 
 def after_commit(round_id: str, deadline_ms: int | None) -> None:

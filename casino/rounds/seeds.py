@@ -15,6 +15,7 @@ to it (the process already holds the decrypted chain checkpoints, see
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -23,8 +24,8 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 
-from casino.engine.commands import OpenRound
-from casino.engine.events import RoundOpened
+from casino.engine.commands import OpenRound, RecordBeacon
+from casino.engine.events import RoundOpened, beacon_material
 from casino.engine.state import RoundState
 from casino.eventstore.models import StoredEvent
 from fairness import services as fairness_services
@@ -107,11 +108,29 @@ def shoe_for_open(command: OpenRound) -> LazyShoe:
 
 
 def shoe_for(state: RoundState) -> LazyShoe | None:
-    """The round's shoe while it can still deal (None once finished: no secret is touched)."""
+    """The round's shoe while it can still deal (None once finished: no secret is touched):
+    from the material betting locked (with a beacon round's element once it is recorded),
+    or, before the lock, the seats' client seeds."""
     if state.finished:
         return None
-    material = "|".join(p.client_seed for p in state.opened.participants)
+    material = state.client_material or "|".join(p.client_seed for p in state.opened.participants)
     o = state.opened
+    return LazyShoe(o.chain_id, o.nonce, o.commitment, material)
+
+
+def shoe_for_beacon(state: RoundState, command: RecordBeacon) -> LazyShoe | None:
+    """The shoe of the deal that recording beacon round `command.round` makes: the locked
+    material with the beacon's element, as the decider writes it into BeaconRecorded (the
+    plain shoe when the command cannot be recorded: the decider refuses it)."""
+    o = state.opened
+    if o.beacon is None or state.finished:
+        return shoe_for(state)
+    try:
+        signature = bytes.fromhex(command.signature)
+    except (TypeError, ValueError):
+        return shoe_for(state)
+    randomness = hashlib.sha256(signature).hexdigest()
+    material = beacon_material(state.client_material, o.beacon, command.round, randomness)
     return LazyShoe(o.chain_id, o.nonce, o.commitment, material)
 
 

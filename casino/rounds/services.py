@@ -38,12 +38,20 @@ from typing import Protocol
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
 
-from casino.engine.commands import Command, OpenRound, PlaceBet, RevealSeed, Timeout, VoidRound
+from casino.engine.commands import (
+    Command,
+    OpenRound,
+    PlaceBet,
+    RecordBeacon,
+    RevealSeed,
+    Timeout,
+    VoidRound,
+)
 from casino.engine.decider import command_time, step
 from casino.engine.errors import DomainError
 from casino.engine.events import Event, Participant, RoundOptions, event_to_dict
 from casino.engine.rules import RULESETS
-from casino.engine.state import RoundState
+from casino.engine.state import BEACON, RoundState
 from casino.eventstore.models import StoredEvent
 from casino.eventstore.store import ConcurrencyError, NewEvent, append
 from casino.models import PlayerPreferences, Round, Table, TableStatus
@@ -52,6 +60,7 @@ from casino.platform.errors import ApplicationError, NotYours
 from casino.rounds import money as roundmoney
 from casino.rounds import nudges, observers, projections, publish, seeds
 from casino.rounds.stream import round_load
+from fairness import beaconsource
 from fairness.models import ClientSeed
 
 logger = logging.getLogger(__name__)
@@ -196,6 +205,8 @@ def _opening(
             commitment=issued.commitment,
             participants=tuple(participants),
             options=_options(table),
+            # shared tables (fairness-v2): the deal of two or more seats waits for the beacon
+            beacon=beaconsource.spec() if RULESETS[table.ruleset].max_seats >= 2 else None,
         )
 
     return build
@@ -262,6 +273,14 @@ def round_command(
 def round_timeout(*, round_id: str, at_ms: int | None = None) -> RoundResult:
     """The timer nudge: apply whatever an expired deadline implies (nothing if none)."""
     return _run(round_id, lambda state: Timeout(), at_ms)
+
+
+def round_record_beacon(
+    *, round_id: str, beacon_round: int, signature: str, at_ms: int | None = None
+) -> RoundResult:
+    """Record beacon round `beacon_round` (its signature, already verified by
+    `fairness.beaconsource`) in the round that waits for it, and deal."""
+    return _run(round_id, lambda state: RecordBeacon(beacon_round, signature), at_ms)
 
 
 def round_void(
@@ -399,6 +418,8 @@ def _execute(
             if isinstance(command, OpenRound):
                 shoe = seeds.shoe_for_open(command)
                 not_before = _chain_last_recorded(command.chain_id, command.nonce)
+            elif isinstance(command, RecordBeacon) and state is not None:
+                shoe = seeds.shoe_for_beacon(state, command)
             try:
                 events, state = step(state, command, at, shoe)
                 new.extend(events)
@@ -467,6 +488,8 @@ def _after_commit(round_id: str, state: RoundState, events: Sequence[StoredEvent
     except Exception:  # the batch's delivery failed
         logger.exception("publishing round %s failed", round_id)
     nudges.after_commit(round_id, None if state.finished else state.deadline_ms)
+    if state.phase == BEACON:  # fetch the beacon round once it is due (the sweep retries)
+        nudges.beacon_after_commit(round_id, state.opened, state.beacon_round)
 
 
 def _last_command_time(stored: Sequence[StoredEvent], state: RoundState) -> int:

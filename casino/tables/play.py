@@ -16,10 +16,14 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 
 from casino.engine.bots import bot_command
+from casino.engine.events import beacon_round_time
 from casino.engine.rules import DUEL, RULESETS, USDC
+from casino.engine.state import BEACON
 from casino.models import Table
+from casino.platform.errors import ApplicationError
 from casino.rounds import services
 from casino.tables.services import demo_table
+from fairness import beaconsource
 from ledger.selectors import wallet_balances
 from ledger.services import wallet_deposit
 
@@ -70,6 +74,9 @@ def play_round(
     for _ in range(MAX_STEPS):
         if result.state.finished:
             return result
+        if result.state.phase == BEACON:
+            result = await_beacon(result)
+            continue
         acted = False
         for player_id in ids:
             bets = None
@@ -84,6 +91,32 @@ def play_round(
         if not acted:
             raise RuntimeError(f"round {result.round.id} is stuck in phase {result.state.phase}")
     raise RuntimeError(f"round {result.round.id} did not finish in {MAX_STEPS} commands")
+
+
+BEACON_POLL_S = 0.25  # how often a round whose beacon round is due asks for it again
+
+
+def await_beacon(result: services.RoundResult) -> services.RoundResult:
+    """Wait, as the table does, until the beacon round the round locked on is published, and
+    record it (the cards follow); no beacon by the deadline: the timeout voids the round. A
+    timer that recorded it first (a served process's sweep) leaves nothing to do."""
+    round_id, state = result.round.id, result.state
+    spec, deadline = state.opened.beacon, state.deadline_ms
+    assert spec is not None and deadline is not None
+    due = float(beacon_round_time(spec, state.beacon_round))
+    while True:
+        time.sleep(max(0.0, due - time.time()))
+        signature = beaconsource.signature_for(state.beacon_round)
+        if signature is not None:
+            try:
+                return services.round_record_beacon(
+                    round_id=round_id, beacon_round=state.beacon_round, signature=signature
+                )
+            except ApplicationError:  # another process recorded it first: the round as it is
+                return services.round_timeout(round_id=round_id)
+        if time.time() * 1000 >= deadline:
+            return services.round_timeout(round_id=round_id)  # the void
+        due = time.time() + BEACON_POLL_S
 
 
 def play(

@@ -39,7 +39,7 @@ from django.db.models import Count, Q
 from casino.engine.rules import DUEL, RULESETS
 from casino.models import RoundStatus, Table, TableStatus
 from casino.platform.heartbeat import record_sweep
-from casino.rounds.tasks import sweep_deadlines
+from casino.rounds.tasks import sweep_beacons, sweep_deadlines
 from casino.tables.services import lobby_check
 from fairness.tasks import log_sequence
 
@@ -90,9 +90,10 @@ def sweep_lobbies() -> int:
 
 
 def tick() -> None:
-    """One pass of the in-process timers: expired round deadlines, ended lobbies, and the
-    transparency log's sequencer."""
+    """One pass of the in-process timers: expired round deadlines, the beacon rounds that
+    came, ended lobbies, and the transparency log's sequencer."""
     sweep_deadlines()
+    sweep_beacons()
     sweep_lobbies()
     record_sweep("in_process")
     log_sequence()

@@ -71,6 +71,7 @@ def _play_and_scan(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyP
         chain_id=still_open.state.opened.chain_id, nonce=still_open.state.opened.nonce
     )
     secrets_ = [settings.SECRET_KEY, settings.RECEIPT_SIGNING_KEY, settings.LOG_SIGNING_KEY]
+    secrets_ += [settings.LOCAL_BEACON_SEED] if settings.LOCAL_BEACON_SEED else []
     secrets_ += settings.SEED_ENCRYPTION_KEYS
     secrets_ += [decrypt_secret(chain.head_encrypted) for chain in SeedChain.objects.all()]
 

@@ -99,6 +99,15 @@ def test_only_the_awaited_round_is_recorded(command: RecordBeacon, code: str) ->
     assert (t.state, len(t.events)) == before
 
 
+def test_a_round_is_not_recorded_before_it_is_published() -> None:
+    t = _duel_waiting()
+    with pytest.raises(DomainError) as err:
+        t.do(RecordBeacon(ROUND, SIGNATURE), ROUND_TIME * 1000 - 1)
+    assert err.value.code == E.ACTION_NOT_ALLOWED
+    assert err.value.message == f"beacon round {ROUND} is published at {ROUND_TIME * 1000} ms"
+    assert t.s.phase == BEACON
+
+
 def test_no_beacon_by_the_deadline_voids_with_refunds() -> None:
     t = _duel_waiting()
     deadline = (ROUND_TIME + 30) * 1000

@@ -135,6 +135,7 @@ ROWS = [
         session=True,
     ),
     Row("fairness-keys", "get", lambda c: "/api/fairness/keys/", everyone(200)),
+    Row("fairness-beacon", "get", lambda c: "/api/fairness/beacon/", everyone(200)),
     Row(
         "fairness-commitment",
         "get",

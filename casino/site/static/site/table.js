@@ -185,6 +185,12 @@ function renderResult(view) {
   root.replaceChildren(p, link);
 }
 
+// A shared table's deal waits for a public beacon round nobody knew when the seats locked.
+function beaconText(beacon) {
+  const source = beacon.name === "drand-quicknet" ? "drand quicknet" : "the operator's own beacon";
+  return `Bets locked. The cards wait for public randomness: ${source} round ${beacon.round}.`;
+}
+
 function statusText(view) {
   if (!view) return DUEL ? "Sit and press Ready to start a duel." : "Place your bet.";
   if (finished(view)) return view.voided ? "Round voided." : "Round over.";
@@ -194,6 +200,7 @@ function statusText(view) {
   if (a.has("deal")) return "Place your bet: the betting window is open.";
   if (view.phase === "insurance") return "Waiting for the insurance answers.";
   if (view.phase === "betting") return "Waiting for the bets.";
+  if (view.phase === "beacon") return beaconText(view.beacon);
   if (view.phase === "dueling") return a.size ? "Hit or stand before the timer ends." : "You stood: waiting for the reveal.";
   if (view.turn?.player_id === me) return "Your turn.";
   if (view.turn) return `${who(view.turn.player_id)}'s turn.`;
@@ -332,7 +339,10 @@ function renderTimer() {
   const view = s.round?.view;
   let deadline = null;
   let label = "";
-  if (view && !finished(view) && view.deadline_ms) {
+  if (view && view.phase === "beacon" && view.beacon?.round_time) {
+    deadline = view.beacon.round_time * 1000;
+    label = "Cards in";
+  } else if (view && !finished(view) && view.deadline_ms) {
     deadline = view.deadline_ms;
     label = view.phase === "betting" ? "Betting closes in" : view.phase === "dueling" ? "Timer" : "Turn timer";
   } else if (DUEL && s.table.lobby_deadline_ms && (!view || finished(view))) {
