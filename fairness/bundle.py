@@ -28,7 +28,14 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Union
 
 from fairness.canonical import canonical_json_float_free
-from fairness.receipt import RECEIPT_KEYS, SETTLED_FIELDS, SPEC_V2, VOID_FIELDS
+from fairness.receipt import BEACON_FIELDS as RECEIPT_BEACON_FIELDS
+from fairness.receipt import (
+    RECEIPT_KEYS,
+    RECEIPT_KEYS_V2,
+    SETTLED_FIELDS,
+    SPEC_V2,
+    VOID_FIELDS,
+)
 
 try:
     import msgspec as _msgspec
@@ -89,15 +96,18 @@ def parse_line(text: str | bytes) -> Any:
 
 
 # --- Strict lines -------------------------------------------------------------------------
-# A line is one of two formats, named by its "format": a round (BUNDLE_FORMAT) or a seed chain
-# (CHAIN_FORMAT). Every key of every object is known: an unknown field, a missing one or a
-# duplicated key fails the line (docs/fairness.md, "Bundle format"). A new field needs a new
-# format version, documented.
+# A line is one of three formats, named by its "format": a round (BUNDLE_FORMAT, or
+# BUNDLE_FORMAT_V2 for a round at a beacon table) or a seed chain (CHAIN_FORMAT). Every key of
+# every object is known: an unknown field, a missing one or a duplicated key fails the line
+# (docs/fairness.md, "Bundle format"). A new field needs a new format version, documented:
+# fairness-v2-bundle added RoundOpened's "beacon", the events BeaconAwaited and BeaconRecorded
+# and the receipt's "beacon"; in a fairness-v1-bundle line they are unknown.
 
 BUNDLE_FORMAT = "fairness-v1-bundle"
 BUNDLE_FORMAT_V2 = "fairness-v2-bundle"  # a round at a beacon table (RoundOpened.beacon)
 CHAIN_FORMAT = "fairness-v1-chain"
-FORMATS = (BUNDLE_FORMAT, BUNDLE_FORMAT_V2, CHAIN_FORMAT)
+ROUND_FORMATS = (BUNDLE_FORMAT, BUNDLE_FORMAT_V2)
+FORMATS = (*ROUND_FORMATS, CHAIN_FORMAT)
 EVENT_SCHEMA_VERSION = 1  # the schema version of the event data below
 
 # A round line's keys, and each event's (the hashed body plus its hash); () are optional.
@@ -114,25 +124,35 @@ CHAIN_FIELDS = (
 
 # The event data of schema version 1: the fields of the rule engine's events
 # (casino.engine.events), in their order. A field's value is None for a JSON scalar, "Name" for
-# an object with the fields NESTED[Name], "[Name]" for a list of such objects.
+# an object with the fields NESTED[Name], "[Name]" for a list of such objects, "Name?" for such
+# an object or nothing (the key left out, never null).
 # tests/fairness/test_bundle_strict.py holds this table equal to the engine's dataclasses.
 NESTED: dict[str, tuple[str, ...]] = {
     "Participant": ("player_id", "client_seed", "offer_insurance", "safety_net"),
     "RoundOptions": ("min_bet", "max_bet", "chip_unit", "stake"),
+    "BeaconSpec": (
+        "name", "chain_hash", "public_key", "genesis_time", "period", "margin_s", "wait_s",
+    ),
     "HandResult": ("player_id", "box", "hand", "outcome", "stake", "gross_return", "total"),
     "InsuranceResult": ("player_id", "box", "stake", "gross_return"),
     "PlayerAmount": ("player_id", "amount"),
     "RevealedCard": ("player_id", "position", "card"),
-}
+}  # fmt: skip
 _S = None  # a JSON scalar
 EVENT_DATA: dict[str, dict[str, str | None]] = {
     "RoundOpened": {
         "round_id": _S, "table_id": _S, "ruleset": _S, "ruleset_hash": _S, "chain_id": _S,
         "nonce": _S, "commitment": _S, "participants": "[Participant]",
         "options": "RoundOptions", "opened_at_ms": _S, "betting_deadline_ms": _S,
+        "beacon": "BeaconSpec?",
     },
     "BetPlaced": {"player_id": _S, "box": _S, "amount": _S},
     "BettingClosed": {"client_material": _S, "closed_at_ms": _S},
+    "BeaconAwaited": {"round": _S, "round_time": _S, "deadline_ms": _S},
+    "BeaconRecorded": {
+        "round": _S, "signature": _S, "randomness": _S, "client_material": _S,
+        "recorded_at_ms": _S,
+    },
     "PlayerCardDealt": {
         "position": _S, "card": _S, "player_id": _S, "box": _S, "hand": _S, "hidden": _S,
     },
@@ -160,17 +180,29 @@ EVENT_DATA: dict[str, dict[str, str | None]] = {
     },
     "ServerSeedRevealed": {"server_seed": _S},
 }  # fmt: skip
+# What fairness-v2 added to the event data; a fairness-v1-bundle line has EVENT_DATA without it.
+BEACON_EVENTS = ("BeaconAwaited", "BeaconRecorded")
+BEACON_DATA_FIELDS = {"RoundOpened": ("beacon",)}
+EVENT_DATA_V1: dict[str, dict[str, str | None]] = {
+    type_: {k: v for k, v in fields.items() if k not in BEACON_DATA_FIELDS.get(type_, ())}
+    for type_, fields in EVENT_DATA.items()
+    if type_ not in BEACON_EVENTS
+}
+EVENT_DATA_BY_FORMAT = {BUNDLE_FORMAT: EVENT_DATA_V1, BUNDLE_FORMAT_V2: EVENT_DATA}
 
-# The receipt (fairness.receipt): its keys, its nested lists, and its payouts by outcome,
-# which copy the RoundSettled / RoundVoided fields of the same names.
+# The receipt (fairness.receipt): its keys, its nested objects, and its payouts by outcome,
+# which copy the RoundSettled / RoundVoided fields of the same names. fairness-v2's receipt
+# adds "beacon" (a ReceiptBeacon: its round, round_time, signature, randomness may be null).
 RECEIPT_ITEMS: dict[str, tuple[str, ...]] = {
     "ReceiptParticipant": ("player_id", "client_seed"),
     "ReceiptCard": ("position", "card"),
+    "ReceiptBeacon": RECEIPT_BEACON_FIELDS,
 }
 RECEIPT_NESTED: dict[str, str | None] = {
     "participants": "[ReceiptParticipant]",
     "cards": "[ReceiptCard]",
 }
+RECEIPT_NESTED_V2: dict[str, str | None] = {**RECEIPT_NESTED, "beacon": "ReceiptBeacon"}
 PAYOUTS: dict[str, dict[str, str | None]] = {
     "settled": {name: EVENT_DATA["RoundSettled"][name] for name in SETTLED_FIELDS},
     "voided": {name: EVENT_DATA["RoundVoided"][name] for name in VOID_FIELDS},
@@ -198,9 +230,9 @@ class _Shape:
         self.optional = tuple(optional)
         self.exact = frozenset(self.fields)
         self.with_optional = frozenset(self.fields + self.optional)
-        # (field, shape of the nested object(s), a list of them?)
-        self.nested: tuple[tuple[str, _Shape, bool], ...] = tuple(
-            (name, _NESTED_SHAPES[kind.strip("[]")], kind.startswith("["))
+        # (field, shape of the nested object(s), a list of them?, optional?)
+        self.nested: tuple[tuple[str, _Shape, bool, bool], ...] = tuple(
+            (name, _NESTED_SHAPES[kind.strip("[]?")], kind.startswith("["), kind.endswith("?"))
             for name, kind in (nested or {}).items()
             if kind is not None
         )
@@ -212,13 +244,25 @@ class _Shape:
         )
 
 
+def _data_shape(fields: Mapping[str, str | None]) -> _Shape:
+    """An event's data: its "Name?" fields are optional, the others required."""
+    optional = [name for name, kind in fields.items() if kind is not None and kind.endswith("?")]
+    return _Shape([name for name in fields if name not in optional], optional, fields)
+
+
 _NESTED_SHAPES: dict[str, _Shape] = {
     name: _Shape(fields) for name, fields in {**NESTED, **RECEIPT_ITEMS}.items()
 }
-_DATA_SHAPES = {type_: _Shape(fields, (), fields) for type_, fields in EVENT_DATA.items()}
+_DATA_SHAPES_BY_FORMAT = {
+    format_: {type_: _data_shape(fields) for type_, fields in table.items()}
+    for format_, table in EVENT_DATA_BY_FORMAT.items()
+}
 _LINE_SHAPE = _Shape(LINE_FIELDS, LINE_OPTIONAL)
 _EVENT_SHAPE = _Shape(EVENT_FIELDS, EVENT_OPTIONAL)
-_RECEIPT_SHAPE = _Shape(sorted(RECEIPT_KEYS), (), RECEIPT_NESTED)
+_RECEIPT_SHAPES = {
+    BUNDLE_FORMAT: _Shape(sorted(RECEIPT_KEYS), (), RECEIPT_NESTED),
+    BUNDLE_FORMAT_V2: _Shape(sorted(RECEIPT_KEYS_V2), (), RECEIPT_NESTED_V2),
+}
 _PAYOUT_SHAPES = {outcome: _Shape(fields, (), fields) for outcome, fields in PAYOUTS.items()}
 _CHAIN_SHAPE = _Shape(CHAIN_FIELDS)
 
@@ -248,7 +292,7 @@ def _check_object(
         for name in shape.fields:
             if name not in value:
                 fail(f"bundle: missing field {_quoted(name)} in {where}{label}")
-    for name, nested, many in shape.nested:
+    for name, nested, many, _ in shape.nested:
         if name not in value:
             continue
         item, path = value[name], f"{where}.{name}"
@@ -277,7 +321,9 @@ def _fast_ok(value: Any, shape: _Shape) -> bool:
         shape.optional and keys <= shape.with_optional and keys >= shape.exact
     ):
         return False
-    for name, nested, many in shape.nested:
+    for name, nested, many, optional in shape.nested:
+        if optional and name not in value:
+            continue
         item, exact = value[name], nested.exact
         if many:
             if type(item) is not list:
@@ -290,9 +336,20 @@ def _fast_ok(value: Any, shape: _Shape) -> bool:
     return True
 
 
-# Per event type: its data's fields, and its shape when it nests objects (else None).
-_DATA_SPECS = {
-    type_: (shape.exact, shape if shape.nested else None) for type_, shape in _DATA_SHAPES.items()
+# Per format and event type: its data's fields, its shape when it nests objects or has optional
+# fields (else None), and whether data the proof of play decoded strictly is known to be of
+# this format's shape: not a fairness-v1 RoundOpened, since the engine's decoder also takes
+# the "beacon" that fairness-v1 does not have.
+_DATA_SPECS_BY_FORMAT = {
+    format_: {
+        type_: (
+            shape.exact,
+            shape if shape.nested or shape.optional else None,
+            not (format_ == BUNDLE_FORMAT and type_ in BEACON_DATA_FIELDS),
+        )
+        for type_, shape in shapes.items()
+    }
+    for format_, shapes in _DATA_SHAPES_BY_FORMAT.items()
 }
 _LINE_EXACT = _LINE_SHAPE.exact
 _LINE_ALL = _LINE_SHAPE.with_optional
@@ -306,10 +363,12 @@ def _round_line_ok(line: dict[str, Any], data_decoded: bool = False) -> bool:
     in `line_failures`."""
     try:
         keys = line.keys()
-        if line["format"] != BUNDLE_FORMAT or (keys != _LINE_EXACT and keys != _LINE_ALL):
+        format_ = line["format"]
+        specs = _DATA_SPECS_BY_FORMAT.get(format_)  # an unhashable format: TypeError
+        if specs is None or (keys != _LINE_EXACT and keys != _LINE_ALL):
             return False
         receipt = line["receipt"]
-        if not _fast_ok(receipt, _RECEIPT_SHAPE):
+        if not _fast_ok(receipt, _RECEIPT_SHAPES[format_]):
             return False
         payouts = _PAYOUT_SHAPES.get(receipt["outcome"])
         if payouts is None or not _fast_ok(receipt["payouts"], payouts):
@@ -317,7 +376,7 @@ def _round_line_ok(line: dict[str, Any], data_decoded: bool = False) -> bool:
         events = line["events"]
         if type(events) is not list:
             return False
-        exact, with_prev, specs = _EVENT_EXACT, _EVENT_ALL, _DATA_SPECS
+        exact, with_prev = _EVENT_EXACT, _EVENT_ALL
         version = EVENT_SCHEMA_VERSION
         for event in events:
             if type(event) is not dict:
@@ -329,12 +388,13 @@ def _round_line_ok(line: dict[str, Any], data_decoded: bool = False) -> bool:
             schema_version = event["schema_version"]
             if spec is None or type(schema_version) is not int or schema_version != version:
                 return False  # (True == 1, but true is not a schema version)
-            if data_decoded:
+            if data_decoded and spec[2]:
                 continue
             data = event["data"]
-            if type(data) is not dict or data.keys() != spec[0]:
-                return False
-            if spec[1] is not None and not _fast_ok(data, spec[1]):
+            if spec[1] is not None:
+                if not _fast_ok(data, spec[1]):
+                    return False
+            elif type(data) is not dict or data.keys() != spec[0]:
                 return False
     except (TypeError, KeyError):  # an unhashable type, a missing field: the long way names it
         return False
@@ -342,8 +402,9 @@ def _round_line_ok(line: dict[str, Any], data_decoded: bool = False) -> bool:
 
 
 def line_failures(line: dict[str, Any], *, data_decoded: bool = False) -> list[str]:
-    """What makes a parsed line other than a strict fairness-v1 line (empty: nothing): an
-    unknown or missing format, and every unknown or missing field, at every level.
+    """What makes a parsed line other than a strict line of its format (empty: nothing): an
+    unknown or missing format, and every unknown or missing field, at every level, by the
+    tables of the line's format (of its receipt's spec when the format is not a round's).
 
     `data_decoded`: every event's data is already known to have exactly its type's fields,
     nested objects included (the proof of play decoded them strictly, with the shapes of
@@ -357,25 +418,28 @@ def line_failures(line: dict[str, Any], *, data_decoded: bool = False) -> list[s
     if format_ == CHAIN_FORMAT:
         chain_line_failures(line, fail)
         return failures
-    if format_ != BUNDLE_FORMAT:
+    receipt = line.get("receipt")
+    if type(format_) is not str or format_ not in ROUND_FORMATS:
+        wanted = line_format(receipt) if type(receipt) is dict else BUNDLE_FORMAT
         if "format" not in line:
-            fail(f'bundle: no format (a round line says "format": "{BUNDLE_FORMAT}")')
+            fail(f'bundle: no format (a round line says "format": "{wanted}")')
         else:
             fail(
                 f"bundle: unknown format {_quoted(format_)} (this verifier reads "
-                f"{BUNDLE_FORMAT} and {CHAIN_FORMAT} lines)"
+                f"{BUNDLE_FORMAT}, {BUNDLE_FORMAT_V2} and {CHAIN_FORMAT} lines)"
             )
+        format_ = wanted  # the fields are checked as that format has them
     if not _LINE_SHAPE.keys_ok(line):
         _check_object(line, _LINE_SHAPE, "the line", fail)
-    receipt = line.get("receipt")
     if type(receipt) is dict:
-        _check_object(receipt, _RECEIPT_SHAPE, "receipt", fail)
+        _check_object(receipt, _RECEIPT_SHAPES[format_], "receipt", fail)
         payouts = _PAYOUT_SHAPES.get(receipt.get("outcome"))  # type: ignore[arg-type]
         if payouts is not None and "payouts" in receipt:
             _check_object(receipt["payouts"], payouts, "receipt.payouts", fail)
     events = line.get("events")
     if type(events) is list:
-        event_shape, data_shapes, version = _EVENT_SHAPE, _DATA_SHAPES, EVENT_SCHEMA_VERSION
+        event_shape, version = _EVENT_SHAPE, EVENT_SCHEMA_VERSION
+        data_shapes = _DATA_SHAPES_BY_FORMAT[format_]
         for index, event in enumerate(events):
             if type(event) is not dict:
                 fail(f"bundle: events[{index}] is not an object")
@@ -385,13 +449,15 @@ def line_failures(line: dict[str, Any], *, data_decoded: bool = False) -> list[s
                 _check_object(event, event_shape, f"events[{index}]", fail, _label(type_))
             data_shape = data_shapes.get(type_) if type(type_) is str else None
             if data_shape is None:
-                fail(f"bundle: unknown event type {_quoted(type_)} in events[{index}]")
+                known = type(type_) is str and type_ in EVENT_DATA and format_ == BUNDLE_FORMAT
+                since = f" (a beacon round is a {BUNDLE_FORMAT_V2} line)" if known else ""
+                fail(f"bundle: unknown event type {_quoted(type_)} in events[{index}]{since}")
                 continue
             schema_version = event.get("schema_version", version)
             if type(schema_version) is not int or schema_version != version:
                 fail(
                     f"bundle: events[{index}] ({type_}) has schema_version "
-                    f"{_quoted(event['schema_version'])}; {BUNDLE_FORMAT} has {version}"
+                    f"{_quoted(event['schema_version'])}; {format_} has {version}"
                 )
                 continue
             if "data" not in event:

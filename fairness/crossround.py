@@ -27,10 +27,11 @@ RECORDED_AT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}
 _AT = RECORDED_AT.fullmatch
 _SEED = re.compile(r"[0-9a-f]{64}").fullmatch
 # The engine's times of what happened (not deadlines), by event type: in event order, each is
-# at or after the one before (opened <= closed <= settled <= voided).
+# at or after the one before (opened <= closed <= beacon recorded <= settled <= voided).
 ENGINE_TIMES = {
     "RoundOpened": "opened_at_ms",
     "BettingClosed": "closed_at_ms",
+    "BeaconRecorded": "recorded_at_ms",
     "RoundSettled": "settled_at_ms",
     "RoundVoided": "voided_at_ms",
 }

@@ -9,6 +9,7 @@ The rounds are played through the rule engine, exactly as the round service play
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from functools import cache
 from typing import Any
@@ -253,22 +254,34 @@ def beacon_material(client_material: str, spec: BeaconSpec, round: int, signatur
 
 
 def beacon_round_events(
-    ruleset: str, *, seed: int = 0, void: bool = False, beacon: LocalBeacon | None = None
+    ruleset: str,
+    *,
+    seed: int = 0,
+    void: bool = False,
+    spec: BeaconSpec | None = None,
+    sign: Callable[[int], str] | None = None,
+    opened_at_ms: int | None = None,
+    shoe_material: Callable[[str, str], str] | None = None,
 ) -> tuple[list[tuple[str, dict[str, Any]]], list[int]]:
     """A finished beacon round played through the rule engine, as (type, data) events, and
-    the time (ms) of the command that made each event. See `beacon_round_line`."""
+    the time (ms) of the command that made each event. See `beacon_round_line`.
+
+    For other beacons and for tests' forgeries: `spec` (default `beacon_spec()`), `sign`
+    (round -> its signature; default `sample_beacon().sign_round`), `opened_at_ms` (default
+    NOW_MS + nonce minutes), `shoe_material` ((the seats' seeds, the material the engine
+    records) -> the material the shoe is built with; default the recorded one)."""
     if ruleset not in BEACON_RULESETS:
         raise ValueError(f"a beacon round is at a shared table: {BEACON_RULESETS}, not {ruleset!r}")
     if not 0 <= seed < BEACON_CHAIN_LENGTH - 1:
         raise ValueError(f"seed is 0 .. {BEACON_CHAIN_LENGTH - 2}")
-    beacon = beacon or sample_beacon()
-    spec = beacon_spec(beacon)
+    spec = spec or beacon_spec()
+    sign = sign or sample_beacon().sign_round
     nonce, chain = seed + 1, _beacon_chain()
     server_seed = chain.seed(nonce)
     seats = 2 + seed % 3
     seeds = [f"seat{i + 1}-{seed}" for i in range(seats)]
     players = [f"p{i + 1}" for i in range(seats)]
-    opened_at = NOW_MS + nonce * 60_000  # a chain's rounds a minute apart
+    opened_at = NOW_MS + nonce * 60_000 if opened_at_ms is None else opened_at_ms
     suffix = "-void" if void else ""
     opening = c.OpenRound(
         f"{ruleset}-beacon-{seed}{suffix}", f"table-{ruleset}", ruleset,
@@ -294,19 +307,38 @@ def beacon_round_events(
     else:
         round = awaited.round
         now = awaited.round_time * 1000 + BEACON_FETCH_MS
-        signature = beacon.sign_round(round)
-        shoe = FairShoe(
-            server_seed, beacon_material("|".join(seeds), spec, round, signature), nonce
-        )
+        signature = sign(round)
+        locked = "|".join(seeds)
+        material = beacon_material(locked, spec, round, signature)
+        if shoe_material is not None:
+            material = shoe_material(locked, material)
+        shoe = FairShoe(server_seed, material, nonce)
         more, state = step(state, c.RecordBeacon(round, signature), now, shoe)
     events += more
     played = play_out(events, state, shoe, server_seed, now_ms=now)
     return played, times + [now] * (len(played) - len(times))
 
 
-def _at(ms: int, micros: int) -> str:
+def recorded_at_text(ms: int, micros: int = 0) -> str:
+    """A recorded_at (YYYY-MM-DDTHH:MM:SS.ffffffZ) `micros` microseconds after time `ms`."""
     moment = datetime.fromtimestamp(ms / 1000, UTC) + timedelta(microseconds=micros)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def timed_line(
+    events: list[tuple[str, dict[str, Any]]],
+    times: Sequence[int | str],
+    private_key: Ed25519PrivateKey | None = None,
+) -> dict[str, Any]:
+    """A signed bundle line of these (type, data) events: event v recorded at times[v - 1]
+    (a recorded_at, or the ms of its command: then one microsecond after it per version),
+    its receipt built from them (`receipt_from_events`) and signed by `private_key`
+    (default BEACON_SAMPLE_KEY_HEX's)."""
+    stream = f"round-{events[0][1]['round_id']}"
+    texts = [t if isinstance(t, str) else recorded_at_text(t, v) for v, t in enumerate(times, 1)]
+    stored = stored_events(stream, events, times=texts)
+    key = private_key or private_key_from_hex(BEACON_SAMPLE_KEY_HEX)
+    return bundle_line(receipt_from_events(stream, stored), stored, key)
 
 
 def beacon_round_line(ruleset: str, *, seed: int = 0, void: bool = False) -> dict[str, Any]:
@@ -324,9 +356,4 @@ def beacon_round_line(ruleset: str, *, seed: int = 0, void: bool = False) -> dic
     one microsecond apart; the receipt is signed by BEACON_SAMPLE_KEY_HEX, whose public key
     is in the line.
     """
-    events, times = beacon_round_events(ruleset, seed=seed, void=void)
-    round_id = events[0][1]["round_id"]
-    stream = f"round-{round_id}"
-    stored = stored_events(stream, events, times=[_at(t, i) for i, t in enumerate(times, 1)])
-    key = private_key_from_hex(BEACON_SAMPLE_KEY_HEX)
-    return bundle_line(receipt_from_events(stream, stored), stored, key)
+    return timed_line(*beacon_round_events(ruleset, seed=seed, void=void))

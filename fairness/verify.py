@@ -8,7 +8,11 @@ order, (3) every dealt card equals the shoe at positions 0, 1, 2, ..., (4) the r
 are exactly those the rules derive from the players' choices and the shoe (the proof of play,
 `fairness.replay`, when the rule engine `casino.engine` is importable), (5) the event hash
 chain and the Ed25519 signature; then the chains across rounds (section 6); with a checkpoint,
-the bundle against the public transparency log (`fairness.logcheck`). Pure: no Django.
+the bundle against the public transparency log (`fairness.logcheck`). A round at a beacon
+table (fairness-v2, a fairness-v2-bundle line) has its beacon checked too
+(`fairness.checks.check_beacon`: the BLS signature, the randomness, the round against the lock,
+the material), and its report says whose beacon it was; a shared table's round without one is
+reported with a warning. Pure: no Django.
 """
 
 from __future__ import annotations
@@ -25,13 +29,22 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from fairness import logcheck
-from fairness.bundle import CHAIN_FORMAT, duplicated_key, line_failures, parse_line
+from fairness.bundle import (
+    CHAIN_FORMAT,
+    ROUND_FORMATS,
+    duplicated_key,
+    line_failures,
+    line_format,
+    parse_line,
+)
 from fairness.checks import (
     KeyRing,
+    check_beacon,
     check_cards,
     check_client_material,
     check_event_chain,
     check_outcome,
+    check_receipt_version,
     check_seed,
     check_signature,
 )
@@ -75,6 +88,8 @@ class RoundReport:
     opened_at: str | None = None  # recorded_at of RoundOpened
     revealed_at: str | None = None  # recorded_at of ServerSeedRevealed
     signature: str | None = None  # the receipt's, for the transparency log's check
+    beacon: str | None = None  # fairness-v2: whose beacon the round used (checks.beacon_words)
+    warning: str | None = None  # a shared table's round without a beacon (not a failure)
 
     @property
     def ok(self) -> bool:
@@ -121,6 +136,8 @@ def verify_round(
         by_type = scan.by_type
         check_seed(receipt, by_type, fail)
         check_client_material(receipt, by_type, fail)
+        check_receipt_version(receipt, by_type, fail)
+        report.beacon, report.warning = check_beacon(receipt, by_type, events, fail)
         count = _cards_ok(receipt, scan.card_events)
         report.cards = (
             count if count is not None else check_cards(receipt, events, fail, scan.card_events)
@@ -141,9 +158,13 @@ def verify_round(
 
 
 # What validate_server_seed and validate_client_material accept, each as one match: 64
-# lowercase hex characters; client seeds (1 to 64 of [A-Za-z0-9_.-]) joined with "|".
+# lowercase hex characters; client seeds (1 to 64 of [A-Za-z0-9_.-]) joined with "|", and
+# after them, last, maybe a beacon's element (fairness-v2; its round at most 20 digits here,
+# a larger one is left to validate_client_material, which names it).
 _SEED = re.compile(r"[0-9a-f]{64}").fullmatch
-_MATERIAL = re.compile(r"[A-Za-z0-9_.-]{1,64}(?:\|[A-Za-z0-9_.-]{1,64})*").fullmatch
+_MATERIAL = re.compile(
+    r"[A-Za-z0-9_.-]{1,64}(?:\|[A-Za-z0-9_.-]{1,64})*(?:\|[a-z0-9-]+:[1-9][0-9]{0,18}:[0-9a-f]{64})?"
+).fullmatch
 
 
 def _cards_ok(
@@ -244,6 +265,14 @@ def verify_lines(
                 chain=None if strict else bundle,
             )
             continue
+        format_, receipt = bundle.get("format"), bundle.get("receipt")
+        if format_ in ROUND_FORMATS and type(receipt) is dict:
+            wanted = line_format(receipt)
+            if format_ != wanted:
+                strict.append(
+                    f"bundle: a {receipt.get('spec')!r} receipt is in a {format_} line, "
+                    f"not {wanted}"
+                )
         if isinstance(events, list):
             strict.extend(round_time_failures(events))
         report = verify_round(
@@ -268,10 +297,17 @@ def format_report(report: RoundReport) -> str:
         return f"{state} line {report.line} chain {report.round_id}: " + (
             "; ".join(report.failures) or "chain line"
         )
+    beacon = f"; {report.beacon}" if report.beacon else ""
     if report.ok:
         replayed = ", play checked" if report.replayed else ""
-        return f"OK   line {report.line} round {report.round_id}: {report.cards} cards{replayed}"
-    return f"FAIL line {report.line} round {report.round_id}: " + "; ".join(report.failures)
+        warning = f"; warning: {report.warning}" if report.warning else ""
+        return (
+            f"OK   line {report.line} round {report.round_id}: {report.cards} cards{replayed}"
+            f"{beacon}{warning}"
+        )
+    return f"FAIL line {report.line} round {report.round_id}: " + "; ".join(
+        [*report.failures, *([report.beacon] if report.beacon else [])]
+    )
 
 
 _worker_keys = KeyRing()
@@ -341,10 +377,27 @@ def _reports(
                 yield RoundReport(*fields)
 
 
+def beacon_summary(counts: Mapping[str, int]) -> str:
+    """The summary's beacon part (fairness-v2): how many rounds used drand quicknet, an
+    operator-run beacon, and how many shared-table rounds had none; "" when none of them."""
+    parts = []
+    if counts["independent"]:
+        parts.append(f"{counts['independent']} drand quicknet (independent)")
+    if counts["operator"]:
+        parts.append(f"{counts['operator']} operator-run (not independent)")
+    if counts["none"]:
+        parts.append(
+            f"{counts['none']} shared-table rounds without one (warning: a seat could "
+            "choose its cards)"
+        )
+    return "; beacons: " + ", ".join(parts) if parts else ""
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """CLI entry point: exit 0 when every round verifies, 1 on any failure, 2 on bad usage."""
     parser = argparse.ArgumentParser(
-        prog="python -m fairness.verify", description="Verify fairness-v1 round bundles."
+        prog="python -m fairness.verify",
+        description="Verify fairness-v1 and fairness-v2 round bundles.",
     )
     parser.add_argument("file", help="JSON Lines bundle, one round per line ('-' for stdin)")
     parser.add_argument("--keys", help="the JSON of GET /api/fairness/keys (trusted keys)")
@@ -385,6 +438,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     progress = sys.stderr.isatty()
     started = time.perf_counter()
     total = failed = bad_chain_lines = 0
+    beacons = {"independent": 0, "operator": 0, "none": 0}
     cross = CrossRounds()
     logged: list[RoundReport] = []  # what the log check reads of each round
     with source:
@@ -399,6 +453,12 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
                 continue
             total += 1
             failed += not report.ok
+            if report.beacon:
+                beacons[
+                    "independent" if report.beacon.endswith(": independent") else "operator"
+                ] += 1
+            elif report.warning:
+                beacons["none"] += 1
             if not report.ok or not args.quiet:
                 print(format_report(report), file=out)
             if progress and total % PROGRESS_EVERY == 0:
@@ -410,7 +470,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     replay_note = "proof of play on" if replay_on else "proof of play off"
     print(
         f"{total} rounds: {total - failed} verified, {failed} failed "
-        f"({elapsed:.2f} s, {replay_note})",
+        f"({elapsed:.2f} s, {replay_note}){beacon_summary(beacons)}",
         file=out,
     )
     # fairness-v1 section 6, per chain: after every line, so --jobs workers need not share.

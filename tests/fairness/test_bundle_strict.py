@@ -8,18 +8,23 @@ import dataclasses
 import hashlib
 import io
 import json
+import types
 import typing
 from typing import Any
 
 import pytest
 
 from fairness.bundle import (
+    BEACON_EVENTS,
     BUNDLE_FORMAT,
+    BUNDLE_FORMAT_V2,
     EVENT_DATA,
+    EVENT_DATA_V1,
     NESTED,
     PAYOUTS,
     RECEIPT_ITEMS,
     RECEIPT_NESTED,
+    RECEIPT_NESTED_V2,
     duplicated_key,
     line_failures,
     parse_line,
@@ -28,7 +33,7 @@ from fairness.canonical import canonical_text
 from fairness.chain import create_chain
 from fairness.receipt import RECEIPT_KEYS, private_key_from_hex
 from fairness.replay import PlayCheck, load, shapes_strict
-from fairness.sample import resign, sample_bundle
+from fairness.sample import beacon_round_line, resign, sample_bundle
 from fairness.verify import KeyRing, main, verify_lines
 
 KEY = private_key_from_hex(hashlib.sha256(b"strict lines").hexdigest())
@@ -74,15 +79,21 @@ def index_of(line: dict[str, Any], type_: str) -> int:
 
 
 def _shape(cls: type[Any]) -> dict[str, str | None]:
-    """A dataclass's fields as fairness.bundle writes them: None, "Name" or "[Name]"."""
+    """A dataclass's fields as fairness.bundle writes them: None, "Name", "[Name]" or "Name?"
+    (`Name | None`: left out of the data when None)."""
     from casino.engine.events import _NESTED
 
     hints = typing.get_type_hints(cls)
     out: dict[str, str | None] = {}
     for f in dataclasses.fields(cls):
         hint = hints[f.name]
+        args = typing.get_args(hint)
         if hint in _NESTED:
             out[f.name] = hint.__name__
+        elif typing.get_origin(hint) in (typing.Union, types.UnionType) and type(None) in args:
+            (inner,) = [a for a in args if a is not type(None)]
+            assert inner in _NESTED, (cls, f.name)
+            out[f.name] = f"{inner.__name__}?"
         elif typing.get_origin(hint) is tuple:
             (inner, *_) = typing.get_args(hint)
             out[f.name] = f"[{inner.__name__}]" if inner in _NESTED else "[]"
@@ -132,7 +143,7 @@ def test_the_engines_decoded_events_prove_the_strict_data_shapes() -> None:
 
 
 def test_the_receipt_shapes_are_the_receipts() -> None:
-    from fairness.receipt import SETTLED_FIELDS, VOID_FIELDS
+    from fairness.receipt import BEACON_FIELDS, RECEIPT_KEYS_V2, SETTLED_FIELDS, VOID_FIELDS
 
     line = played()
     receipt = line["receipt"]
@@ -141,6 +152,18 @@ def test_the_receipt_shapes_are_the_receipts() -> None:
     assert set(receipt["cards"][0]) == set(RECEIPT_ITEMS["ReceiptCard"])
     assert set(RECEIPT_NESTED) <= RECEIPT_KEYS
     assert tuple(PAYOUTS["settled"]) == SETTLED_FIELDS and tuple(PAYOUTS["voided"]) == VOID_FIELDS
+    v2 = beacon_round_line("duel")["receipt"]
+    assert set(v2) == RECEIPT_KEYS_V2 == RECEIPT_KEYS | {"beacon"}
+    assert tuple(v2["beacon"]) == BEACON_FIELDS == RECEIPT_ITEMS["ReceiptBeacon"]
+    assert set(RECEIPT_NESTED_V2) <= RECEIPT_KEYS_V2
+
+
+def test_fairness_v1_lines_have_the_event_data_without_the_beacon() -> None:
+    assert list(EVENT_DATA_V1) == [t for t in EVENT_DATA if t not in BEACON_EVENTS]
+    assert set(BEACON_EVENTS) == {"BeaconAwaited", "BeaconRecorded"}
+    assert "beacon" not in EVENT_DATA_V1["RoundOpened"]
+    assert EVENT_DATA["RoundOpened"] == {**EVENT_DATA_V1["RoundOpened"], "beacon": "BeaconSpec?"}
+    assert all(EVENT_DATA_V1[t] == EVENT_DATA[t] for t in EVENT_DATA_V1 if t != "RoundOpened")
 
 
 @pytest.mark.parametrize(("seeds", "ruleset", "void"), KINDS)
@@ -150,6 +173,7 @@ def test_played_rounds_of_every_kind_are_strict_lines(
     for nonce in (1, 2, 5):
         line = played(nonce, tuple(seeds), ruleset=ruleset, void_reason=void)
         text = canonical_text(line)
+        assert line["format"] == BUNDLE_FORMAT
         assert line_failures(parse_line(text)) == []
         assert duplicated_key(text, parse_line(text)) is None
         assert failures(text) == []
@@ -216,17 +240,90 @@ def test_the_cli_names_a_duplicated_key_with_round_unknown(tmp_path: Any) -> Non
 # --- formats and fields -------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("ruleset", ["duel", "duel_classic"])
+@pytest.mark.parametrize("void", [False, True])
+def test_beacon_rounds_are_strict_v2_lines(ruleset: str, void: bool) -> None:
+    for seed in (0, 1, 2):
+        line = beacon_round_line(ruleset, seed=seed, void=void)
+        text = canonical_text(line)
+        assert line["format"] == BUNDLE_FORMAT_V2
+        assert line_failures(parse_line(text)) == []
+        assert line_failures(parse_line(text), data_decoded=True) == []
+        assert failures(text) == []
+
+
 def test_an_unknown_or_missing_format_fails() -> None:
     line = played()
-    assert failures({**line, "format": "fairness-v2-bundle"}) == [
-        'bundle: unknown format "fairness-v2-bundle" (this verifier reads fairness-v1-bundle '
-        "and fairness-v1-chain lines)"
+    assert failures({**line, "format": "fairness-v3-bundle"}) == [
+        'bundle: unknown format "fairness-v3-bundle" (this verifier reads fairness-v1-bundle, '
+        "fairness-v2-bundle and fairness-v1-chain lines)"
     ]
     del line["format"]
     assert failures(line) == [
         'bundle: no format (a round line says "format": "fairness-v1-bundle")',
         'bundle: missing field "format" in the line',
     ]
+    beacon = beacon_round_line("duel")
+    del beacon["format"]
+    assert failures(beacon) == [
+        'bundle: no format (a round line says "format": "fairness-v2-bundle")',
+        'bundle: missing field "format" in the line',
+    ]
+
+
+def test_a_v1_line_carrying_beacon_data_fails_as_unknown() -> None:
+    """The beacon's fields are fairness-v2's: a fairness-v1-bundle line that has them is not
+    read as a v1 line with extras, nor as a v2 line."""
+    line = beacon_round_line("duel_classic", seed=1)
+    awaited, recorded = index_of(line, "BeaconAwaited"), index_of(line, "BeaconRecorded")
+    expected = [
+        'bundle: unknown field "beacon" in receipt',
+        'bundle: unknown field "beacon" in events[0].data (RoundOpened)',
+        f'bundle: unknown event type "BeaconAwaited" in events[{awaited}] (a beacon round is '
+        "a fairness-v2-bundle line)",
+        f'bundle: unknown event type "BeaconRecorded" in events[{recorded}] (a beacon round is '
+        "a fairness-v2-bundle line)",
+    ]
+    found = failures({**line, "format": BUNDLE_FORMAT})
+    assert found[:4] == expected
+    # the RoundOpened's beacon alone, in a v1 line otherwise without beacon data: refused too,
+    # with or without the proof of play's strict decoding (which takes a RoundOpened.beacon)
+    plain = played()
+    plain["events"][0]["data"]["beacon"] = line["events"][0]["data"]["beacon"]
+    forged = resign(plain, KEY)
+    text = canonical_text(forged)
+    message = 'bundle: unknown field "beacon" in events[0].data (RoundOpened)'
+    assert line_failures(parse_line(text)) == [message]
+    assert line_failures(parse_line(text), data_decoded=True) == [message]
+    assert failures(text)[0] == message
+    # a beacon's null is not its absence
+    nulled = played()
+    nulled["events"][0]["data"]["beacon"] = None
+    assert failures(resign(nulled, KEY))[0] == message
+
+
+def test_a_v2_lines_beacon_fields_are_strict() -> None:
+    line = beacon_round_line("duel", seed=2)
+    line["events"][0]["data"]["beacon"]["note"] = "x"
+    del line["events"][0]["data"]["beacon"]["wait_s"]
+    awaited = index_of(line, "BeaconAwaited")
+    line["events"][awaited]["data"]["extra"] = 1
+    line["receipt"]["beacon"]["extra"] = 1
+    found = line_failures(parse_line(canonical_text(line)))
+    assert found == [
+        'bundle: unknown field "extra" in receipt.beacon',
+        'bundle: unknown field "note" in events[0].data.beacon (RoundOpened)',
+        'bundle: missing field "wait_s" in events[0].data.beacon (RoundOpened)',
+        f'bundle: unknown field "extra" in events[{awaited}].data (BeaconAwaited)',
+    ]
+    nulled = beacon_round_line("duel", seed=2)
+    nulled["events"][0]["data"]["beacon"] = None
+    assert line_failures(parse_line(canonical_text(nulled))) == [
+        "bundle: events[0].data.beacon (RoundOpened) is not an object"
+    ]
+    v1_receipt = beacon_round_line("duel", seed=2)
+    del v1_receipt["receipt"]["beacon"]
+    assert line_failures(v1_receipt) == ['bundle: missing field "beacon" in receipt']
 
 
 def test_an_unknown_field_at_the_top_level_fails() -> None:
