@@ -334,6 +334,7 @@ def check_client_material(
 
 SHARED_RULESETS = ("duel", "duel_classic")  # tables of several seats, each with its own seed
 NO_BEACON_WARNING = "no beacon: a seat could choose its cards"
+NEVER_RECORDED = " (never recorded)"  # in beacon_words: awaited, then voided without it
 _SIGNATURE = re.compile(r"[0-9a-f]{96}").fullmatch
 _HEX_64 = re.compile(r"[0-9a-f]{64}").fullmatch
 _HEX_192 = re.compile(r"[0-9a-f]{192}").fullmatch
@@ -367,7 +368,7 @@ def beacon_words(spec: Mapping[str, Any], round: int | None, recorded: bool = Tr
     whether it was recorded (the round was voided without it)."""
     which = "(no round awaited)" if round is None else f"round {round}"
     if round is not None and not recorded:
-        which += " (never recorded)"
+        which += NEVER_RECORDED
     if is_quicknet(spec):
         return f"beacon drand quicknet {which} (chain {spec['chain_hash'][:4]}…): independent"
     key = str(spec.get("public_key"))[:16]

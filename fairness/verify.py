@@ -38,6 +38,7 @@ from fairness.bundle import (
     parse_line,
 )
 from fairness.checks import (
+    NEVER_RECORDED,
     KeyRing,
     check_beacon,
     check_cards,
@@ -379,12 +380,16 @@ def _reports(
 
 def beacon_summary(counts: Mapping[str, int]) -> str:
     """The summary's beacon part (fairness-v2): how many rounds used drand quicknet, an
-    operator-run beacon, and how many shared-table rounds had none; "" when none of them."""
+    operator-run beacon, how many of those were voided waiting for the beacon round (the house
+    may void a round once it sees the round: each is counted), and how many shared-table rounds
+    had none; "" when none of them."""
     parts = []
     if counts["independent"]:
         parts.append(f"{counts['independent']} drand quicknet (independent)")
     if counts["operator"]:
         parts.append(f"{counts['operator']} operator-run (not independent)")
+    if counts["voided"]:
+        parts.append(f"{counts['voided']} of them voided waiting for the beacon round")
     if counts["none"]:
         parts.append(
             f"{counts['none']} shared-table rounds without one (warning: a seat could "
@@ -438,7 +443,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     progress = sys.stderr.isatty()
     started = time.perf_counter()
     total = failed = bad_chain_lines = 0
-    beacons = {"independent": 0, "operator": 0, "none": 0}
+    beacons = {"independent": 0, "operator": 0, "voided": 0, "none": 0}
     cross = CrossRounds()
     logged: list[RoundReport] = []  # what the log check reads of each round
     with source:
@@ -454,9 +459,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             total += 1
             failed += not report.ok
             if report.beacon:
-                beacons[
-                    "independent" if report.beacon.endswith(": independent") else "operator"
-                ] += 1
+                independent = report.beacon.endswith(": independent")
+                beacons["independent" if independent else "operator"] += 1
+                beacons["voided"] += NEVER_RECORDED in report.beacon
             elif report.warning:
                 beacons["none"] += 1
             if not report.ok or not args.quiet:

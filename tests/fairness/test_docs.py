@@ -17,6 +17,7 @@ from typing import Any
 from casino.engine.audit import reenact
 from casino.engine.events import (
     EVENT_TYPES,
+    BeaconSpec,
     HandResult,
     InsuranceResult,
     Participant,
@@ -26,8 +27,11 @@ from casino.engine.events import (
     event_from_dict,
 )
 from casino.engine.rules import RULESETS, RuleSet
+from fairness.beacon import DST, QUICKNET, QUICKNET_INFO, SCHEME
 from fairness.canonical import canonical_json
-from fairness.sample import sample_events
+from fairness.checks import NO_BEACON_WARNING, beacon_words
+from fairness.receipt import BEACON_FIELDS
+from fairness.sample import BEACON_MARGIN_S, BEACON_WAIT_S, beacon_round_line, sample_events
 from fairness.shoe import FairShoe
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,7 +44,9 @@ SHARED_SPEC = ROOT.parent / "shared" / "fairness-v1.md"
 
 _START = DOC.index("## Round events: the reference\n")
 EVENTS_DOC = DOC[_START : DOC.index("\n## ", _START + 1)]
-VALUE_CLASSES = (Participant, RoundOptions, HandResult, InsuranceResult, PlayerAmount, RevealedCard)
+VALUE_CLASSES = (
+    Participant, RoundOptions, BeaconSpec, HandResult, InsuranceResult, PlayerAmount, RevealedCard,
+)  # fmt: skip
 TIMEOUTS = ("betting_timeout_ms", "insurance_timeout_ms", "turn_timeout_ms", "duel_timer_ms")
 
 
@@ -203,6 +209,11 @@ def _json_type(hint: Any) -> str:
         (inner, _) = typing.get_args(hint)
         assert inner in VALUE_CLASSES, f"document {inner} as a value object"
         return f"array of `{inner.__name__}`"
+    args = typing.get_args(hint)
+    if len(args) == 2 and type(None) in args:  # `X | None`: the key is left out when None
+        (inner,) = [a for a in args if a is not type(None)]
+        assert inner in VALUE_CLASSES, f"document {inner} as a value object"
+        return f"`{inner.__name__}`, or left out"
     raise AssertionError(f"no JSON type for {hint!r}")
 
 
@@ -310,3 +321,70 @@ def test_the_worked_examples_are_what_the_rules_make_of_the_fair_shoe() -> None:
     seed = "423a7a9c8d526c863c31e63cf07e7792e1341868cc9752fbddfb5ec9a7349f4a"
     sample = sample_events(round_id="r-17", server_seed=seed, client_seeds=["alice"], nonce=1)
     assert examples[0] == sample
+
+
+# --- fairness-v2 ----------------------------------------------------------------------------
+
+_V2_START = DOC.index("## fairness-v2: shared tables and the public beacon\n")
+V2_DOC = DOC[_V2_START : DOC.index("\n## ", _V2_START + 1)]
+
+
+def test_the_beacon_example_is_the_samples_round() -> None:
+    (block,) = re.findall(r"<!-- beacon-events -->\n```text\n(.*?)\n```", V2_DOC, re.DOTALL)
+    events: list[list[str]] = []
+    for line in block.splitlines():
+        event = re.fullmatch(r"(\d+) (\w+) (\{.*)", line)
+        if event:
+            events.append([event.group(1), event.group(2), event.group(3)])
+        else:  # a string cut at the indent
+            events[-1][2] += line.strip()
+    sample = beacon_round_line("duel")["events"]
+    assert [e[1] for e in events] == ["BettingClosed", "BeaconAwaited", "BeaconRecorded"]
+    for version, type_, data in events:
+        recorded = sample[int(version) - 1]
+        assert (recorded["type"], recorded["data"]) == (type_, json.loads(data))
+    awaited = sample[4]["data"]
+    lock = sample[3]["data"]["closed_at_ms"] // 1000
+    words = " ".join(V2_DOC.split())
+    assert (
+        f"a lock at {lock} s and a 3 s margin; round {awaited['round'] - 1} is at exactly "
+        f"{lock + 3} s, not after it, so R is {awaited['round']}, at {awaited['round_time']} s"
+        in words
+    )
+
+
+def test_quicknets_chain_info_is_the_pinned_one() -> None:
+    (block,) = re.findall(r"<!-- quicknet-info -->\n```text\n(.*?)\n```", V2_DOC, re.DOTALL)
+    rows: dict[str, str] = {}
+    last = ""
+    for line in block.splitlines():
+        if line.startswith(" "):
+            rows[last] += line.strip()
+        else:
+            last, value = line.split(maxsplit=1)
+            rows[last] = value
+    info = {k: v for k, v in QUICKNET_INFO.items() if k != "metadata"}
+    assert {k: rows[k] for k in info} == {k: str(v) for k, v in info.items()}
+    assert rows["beaconID"] == QUICKNET_INFO["metadata"]["beaconID"]  # type: ignore[index]
+    assert len(rows) == len(info) + 1
+
+
+def test_the_beacon_defaults_and_verifier_words_are_the_codes() -> None:
+    settings = (ROOT / "casino/settings.py").read_text(encoding="utf-8")
+    for name, value in (("BEACON_MARGIN_S", BEACON_MARGIN_S), ("BEACON_WAIT_S", BEACON_WAIT_S)):
+        assert f'env.int("{name}", default={value})' in settings, name
+    words = " ".join(DOC.split())
+    assert f"(`margin_s`, {BEACON_MARGIN_S} s by default, `BEACON_MARGIN_S`)" in words
+    assert f"(`wait_s`, {BEACON_WAIT_S} s by default, `BEACON_WAIT_S`)" in words
+    assert f"Scheme `{SCHEME}`" in words and f"the DST `{DST.decode()}`" in words
+    assert "`beacon`: `{" + ", ".join(f'"{name}"' for name in BEACON_FIELDS) + "}`" in words
+    spec = {
+        "name": QUICKNET.name, "chain_hash": QUICKNET.chain_hash, "public_key": QUICKNET.public_key,
+        "genesis_time": QUICKNET.genesis_time, "period": QUICKNET.period,
+    }  # fmt: skip
+    quicknet = beacon_words(spec, 7).replace("round 7", "round R")
+    assert f"prints `{quicknet}`" in words
+    local = beacon_words({**spec, "name": "<name>", "public_key": "-" * 192}, 7)
+    local = local.replace("round 7", "round R").replace("-" * 16, "<first 16 hex>")
+    assert f"any other key prints `{local}`" in words
+    assert f"`warning: {NO_BEACON_WARNING}`" in words

@@ -287,7 +287,8 @@ def test_the_cli_names_each_rounds_beacon_and_counts_them(tmp_path: Path) -> Non
     assert rows[4].startswith("4 rounds: 4 verified, 0 failed (")
     assert rows[4].endswith(
         "proof of play on); beacons: 1 drand quicknet (independent), 2 operator-run (not "
-        "independent), 1 shared-table rounds without one (warning: a seat could choose its cards)"
+        "independent), 1 of them voided waiting for the beacon round, 1 shared-table rounds "
+        "without one (warning: a seat could choose its cards)"
     )
 
 
@@ -614,3 +615,24 @@ def test_the_material_may_end_with_a_beacon_element(material: str) -> None:
 def test_other_colons_in_the_material_are_refused(material: str) -> None:
     with pytest.raises(FairnessInputError):
         validate_client_material(material)
+
+
+def test_the_docs_failure_examples_are_the_verifiers() -> None:
+    """docs/fairness.md names these failures of the doc's example round (duel, seed 0)."""
+    doc = " ".join((Path(__file__).parents[2] / "docs/fairness.md").read_text().split())
+    honest = beacon_round_line("duel", seed=0)
+    examples = []
+    for margin in (0, 6):  # R - 1 and R + 1, the table's margin written back as 3 s
+        line = forged_round("duel", seed=0, spec=beacon_spec(margin_s=margin))
+        line["events"][0]["data"]["beacon"]["margin_s"] = 3
+        examples += failures(rebuilt(line))
+    examples.append(failures(with_signature(honest, flip(
+        honest["receipt"]["beacon"]["signature"], 47, 1)))[1].split(" (")[0])  # fmt: skip
+    stripped = copy.deepcopy(honest)
+    stripped["events"] = [e for e in stripped["events"] if e["type"] != "BeaconRecorded"]
+    examples.append(
+        next(f for f in failures(rebuilt(stripped)) if f.startswith("beacon: cards were dealt"))
+    )
+    assert len(examples) == 4
+    for example in examples:
+        assert f"`{example}" in doc, example
