@@ -17,7 +17,7 @@
 // engine's field names: their canonical JSON hashes to the ruleset_hash a round records, and
 // a round whose hash is not one of these four is refused.
 
-import { canonicalJson, hashSeed, sha256Hex } from "./shoe.js";
+import { canonicalJson, fromHex, hashSeed, sha256Hex } from "./shoe.js";
 
 const USDC = 1_000_000;
 const CHIP_UNIT = 10_000;
@@ -94,15 +94,31 @@ const INSURANCE_RESULT = { player_id: STR, box: INT, stake: INT, gross_return: I
 const PLAYER_AMOUNT = { player_id: STR, amount: INT };
 const REVEALED_CARD = { player_id: STR, position: INT, card: STR };
 const SEAT_BOX = { player_id: STR, box: INT };
+// A shared table's public randomness (fairness-v2): which beacon, and when to read it.
+const BEACON_SPEC = {
+  name: STR, chain_hash: STR, public_key: STR, genesis_time: INT, period: INT, margin_s: INT,
+  wait_s: INT,
+};
+
+/** A field the engine leaves out of the JSON when it has none (never null). */
+class Optional {
+  constructor(shape) {
+    this.shape = shape;
+  }
+}
 
 export const EVENT_FIELDS = Object.freeze({
   RoundOpened: {
     round_id: STR, table_id: STR, ruleset: STR, ruleset_hash: STR, chain_id: STR, nonce: INT,
     commitment: STR, participants: [PARTICIPANT], options: OPTIONS, opened_at_ms: INT,
-    betting_deadline_ms: INT,
+    betting_deadline_ms: INT, beacon: new Optional(BEACON_SPEC),
   },
   BetPlaced: { ...SEAT_BOX, amount: INT },
   BettingClosed: { client_material: STR, closed_at_ms: INT },
+  BeaconAwaited: { round: INT, round_time: INT, deadline_ms: INT },
+  BeaconRecorded: {
+    round: INT, signature: STR, randomness: STR, client_material: STR, recorded_at_ms: INT,
+  },
   PlayerCardDealt: { position: INT, card: STR, ...SEAT_BOX, hand: INT, hidden: BOOL },
   DealerCardDealt: { position: INT, card: STR, hole: BOOL },
   InsuranceOffered: { deadline_ms: INT },
@@ -140,9 +156,16 @@ function shapeProblem(value, shape, where) {
   }
   for (const [key, kind] of Object.entries(shape)) {
     const field = `${where}.${key}`;
-    if (!Object.hasOwn(value, key)) return `${field} is missing`;
+    if (!Object.hasOwn(value, key)) {
+      if (kind instanceof Optional) continue;
+      return `${field} is missing`;
+    }
     const v = value[key];
-    if (Array.isArray(kind)) {
+    if (kind instanceof Optional) {
+      if (v === null) return `${field} is null (the engine leaves it out when there is none, never null)`;
+      const inner = shapeProblem(v, kind.shape, field);
+      if (inner) return inner;
+    } else if (Array.isArray(kind)) {
       if (!Array.isArray(v)) return `${field} is not a list`;
       for (let n = 0; n < v.length; n++) {
         const inner = shapeProblem(v[n], kind[0], `${field}[${n}]`);
@@ -325,17 +348,24 @@ function openRound(r, recorded) {
   const problem = tableProblem(rules, participants, options);
   if (problem) refuse(`the table is not one the rules allow: ${problem}`);
   const deadline = r.now + rules.betting_timeout_ms;
+  // A shared table's beacon, as the table opened the round with it (the engine takes it as
+  // given); the event leaves it out when there is none.
+  const b = Object.hasOwn(recorded, "beacon") ? recorded.beacon : null;
+  const beacon = b === null ? null : {
+    name: b.name, chain_hash: b.chain_hash, public_key: b.public_key, genesis_time: b.genesis_time,
+    period: b.period, margin_s: b.margin_s, wait_s: b.wait_s,
+  };
   emit(r, "RoundOpened", {
     round_id: recorded.round_id, table_id: recorded.table_id, ruleset: rules.name,
     ruleset_hash: r.rulesHash, chain_id: recorded.chain_id, nonce: recorded.nonce,
     commitment: recorded.commitment, participants, options, opened_at_ms: r.now,
-    betting_deadline_ms: deadline,
+    betting_deadline_ms: deadline, ...(beacon === null ? {} : { beacon }),
   });
   note(r, "opened");
   r.s = {
     participants, options, commitment: recorded.commitment, phase: "betting", boxes: [],
     dealer: { cards: [], positions: [] }, next: 0, turn: null, deadline, holeShown: false,
-    settlement: null, seedShown: false,
+    settlement: null, seedShown: false, beacon, beaconRound: 0, material: null,
   };
   if (rules.kind === "duel") {
     // 004: "Each round starts with all players betting the set limit, and then receiving
@@ -386,11 +416,83 @@ function placeBet(r, playerId, amounts) {
   }
 }
 
+/** Whether closing betting waits for the beacon: a beacon table, two or more seats (one seat
+ * alone has no other seat to choose cards against). */
+function awaitsBeacon(s) {
+  return s.beacon !== null && s.participants.length >= 2;
+}
+
 function closeAndDeal(r) {
   const s = r.s;
-  const rules = r.rules;
-  emit(r, "BettingClosed", { client_material: materialOf(s), closed_at_ms: r.now });
+  s.material = materialOf(s);
+  emit(r, "BettingClosed", { client_material: s.material, closed_at_ms: r.now });
   s.deadline = null;
+  if (awaitsBeacon(s)) {
+    awaitBeacon(r);
+    return;
+  }
+  deal(r);
+}
+
+/** Integer floor division, exact for safe integers (as Python's //); a zero divisor throws. */
+function floorDiv(a, b) {
+  if (b === 0) throw new Error("a beacon's period of 0 seconds");
+  const m = ((a % b) + b) % b;
+  return (a - m) / b;
+}
+
+/** The lock names the beacon round the deal waits for: the first whose time (genesis +
+ * (R - 1) * period) is strictly after the lock's second, floored, plus margin_s; the round
+ * is void if R is not recorded by its time plus wait_s. No card is dealt meanwhile. */
+function awaitBeacon(r) {
+  const s = r.s;
+  const spec = s.beacon;
+  const t = floorDiv(r.now, 1000) + spec.margin_s;
+  const round = t < spec.genesis_time ? 1 : floorDiv(t - spec.genesis_time, spec.period) + 2;
+  const roundTime = spec.genesis_time + (round - 1) * spec.period;
+  const deadline = (roundTime + spec.wait_s) * 1000;
+  emit(r, "BeaconAwaited", { round, round_time: roundTime, deadline_ms: deadline });
+  s.phase = "beacon";
+  s.beaconRound = round;
+  s.deadline = deadline;
+  note(r, "beacon", { round, roundTime, lock: floorDiv(r.now, 1000), margin: spec.margin_s, wait: spec.wait_s });
+}
+
+const SIGNATURE_RE = /^[0-9a-f]{96}$/;
+
+/** The awaited beacon round arrived with its signature: its randomness (SHA-256 of the
+ * signature's bytes) joins the locked material as "<name>:<round>:<randomness>", and the
+ * cards are dealt from the shoe of that material. (The signature's BLS check is the
+ * verifier's, verifier.js: the rules take the round as the table recorded it.) */
+function recordBeacon(r, round, signature) {
+  const s = r.s;
+  if (s.phase !== "beacon" || s.beacon === null) refuse("the round does not wait for a beacon");
+  if (round !== s.beaconRound) refuse(`the deal waits for beacon round ${s.beaconRound}, not ${round}`);
+  if (typeof signature !== "string" || !SIGNATURE_RE.test(signature)) refuse("a signature is 96 lowercase hex digits");
+  // Nobody has a round's signature before the beacon publishes it: a record that has one
+  // earlier is not the beacon's round.
+  const published = (s.beacon.genesis_time + (s.beaconRound - 1) * s.beacon.period) * 1000;
+  if (r.now < published) refuse(`beacon round ${s.beaconRound} is published at ${published} ms`);
+  const randomness = r.beaconHashes.get(signature);
+  s.material = `${s.material}|${s.beacon.name}:${s.beaconRound}:${randomness}`;
+  emit(r, "BeaconRecorded", {
+    round: s.beaconRound, signature, randomness, client_material: s.material, recorded_at_ms: r.now,
+  });
+  s.deadline = null;
+  note(r, "beaconRecorded");
+  deal(r);
+}
+
+class ShoeMismatch extends Error {}
+
+/** The deal, from the shoe of the material the round locked (with the beacon's element). */
+function deal(r) {
+  const s = r.s;
+  const rules = r.rules;
+  if (typeof r.shoeMaterial === "string" && r.shoeMaterial !== s.material) {
+    throw new ShoeMismatch(`the shoe given is shuffled with client material '${r.shoeMaterial}', `
+      + `the rules deal from '${s.material}'`);
+  }
   if (rules.kind === "duel") {
     s.phase = "dueling";
     // Two passes over the seats; each seat's first card face up, the second hidden (004: "only
@@ -811,8 +913,15 @@ function expire(r) {
       }
     }
     finishDuel(r);
+  } else if (s.phase === "beacon") {
+    note(r, "timeouts", "beacon", AHEAD);
+    const spec = s.beacon;
+    voidRound(r, BEACON_VOID_REASON,
+      `${spec.name} round ${s.beaconRound} was not recorded within ${spec.wait_s} s`);
   }
 }
+
+const BEACON_VOID_REASON = "beacon_unavailable";
 
 /** 000/002: "Malfunction voids all pays and plays": every stake back, every payout and fee
  * taken back when the round was already settled. */
@@ -876,7 +985,11 @@ function decide(context, state, choice, now) {
     } else {
       if (s.phase === "settled" || s.phase === "voided") refuse(`the round is ${s.phase}`);
       if (s.deadline !== null && now >= s.deadline) refuse(`its deadline (${s.deadline} ms) has passed`);
-      if (kind === "bet") {
+      if (kind === "beacon") {
+        recordBeacon(r, choice.round, choice.signature);
+      } else if (s.phase === "beacon") {
+        refuse(`the deal waits for beacon round ${s.beaconRound}`);
+      } else if (kind === "bet") {
         placeBet(r, choice.player, choice.amounts);
       } else {
         if (seatOf(s, choice.player) < 0) refuse(`${choice.player} is not seated in this round`);
@@ -893,6 +1006,7 @@ function decide(context, state, choice, now) {
     }
   } catch (err) {
     if (err instanceof Refusal) return { refused: err.message };
+    if (err instanceof ShoeMismatch) return { mismatch: err.message };
     throw err;
   }
   return { events: r.events, state: r.s, notes: r.notes };
@@ -904,7 +1018,7 @@ const CHOICE_NAMES = {
   open: "opening the round", bet: "a bet", timeout: "a timeout", void: "a void",
   reveal: "the seed reveal", hit: "a hit", stand: "a stand", double: "a double",
   split: "a split", insure: "taking insurance", decline: "declining insurance",
-  even_money: "taking even money",
+  even_money: "taking even money", beacon: "recording the beacon round",
 };
 
 /** The choice recorded event i stands for (null: none; the rules must derive it). */
@@ -937,9 +1051,17 @@ function choiceAt(events, i, state) {
     case "PlayerCardDealt": return { kind: "hit", player: data.player_id };
     case "BettingClosed": return { kind: "timeout" }; // closed by its deadline, not by a last bet
     case "ServerSeedRevealed": return { kind: "reveal", seed: data.server_seed };
-    case "RoundVoided":
-      if (state !== null && state.phase === "betting" && data.reason === "no_bets") return { kind: "timeout" };
+    case "BeaconRecorded": return { kind: "beacon", round: data.round, signature: data.signature };
+    case "RoundVoided": {
+      // A void the rules derive at a deadline (nobody bet; the beacon never came) is the
+      // timeout's; any other (a staff or malfunction void) is a decision of its own.
+      const due = state !== null && state.deadline !== null && data.voided_at_ms >= state.deadline;
+      const derived = due && (
+        (state.phase === "betting" && data.reason === "no_bets")
+        || (state.phase === "beacon" && data.reason === BEACON_VOID_REASON));
+      if (derived) return { kind: "timeout" };
       return { kind: "void", reason: data.reason, evidence: data.evidence };
+    }
     default: return null;
   }
 }
@@ -950,6 +1072,7 @@ function timeOf(event, rules) {
   switch (event.type) {
     case "RoundOpened": return d.opened_at_ms;
     case "BettingClosed": return d.closed_at_ms;
+    case "BeaconRecorded": return d.recorded_at_ms;
     case "InsuranceOffered": return d.deadline_ms - rules.insurance_timeout_ms;
     case "TurnStarted": return d.deadline_ms - rules.turn_timeout_ms;
     case "DuelTimerStarted": return d.deadline_ms - rules.duel_timer_ms;
@@ -1011,7 +1134,7 @@ function newTally() {
     resplits: 0, acesSplit: 0, stoodOn21: 0, busts: 0, holeShown: 0,
     dealerDraws: 0, dealerStood: null, dealerIdle: 0, dealerTotal: null, hands: 0,
     blackjacks: 0, ties: [], revealed: 0, duel: null, timeouts: [], voids: 0, refunds: 0,
-    reversals: 0, seed: 0,
+    reversals: 0, seed: 0, beacon: null, beaconRecorded: 0,
   };
 }
 
@@ -1034,13 +1157,19 @@ function usdc(micro) {
   return `${text} USDC`;
 }
 
+/** Whether a decision from `state` deals the first cards (the close, or the beacon). */
+function dealing(state) {
+  return state === null || state.phase === "betting" || state.phase === "beacon";
+}
+
 // Which check a derived (or recorded) event belongs to, to name the check a difference fails.
 function checkOf(event, rules, state) {
   const banked = rules.kind !== "duel";
   switch (event.type) {
     case "RoundOpened": case "BetPlaced": case "BettingClosed": return "opening";
-    case "DealerCardDealt": return state === null || state.phase === "betting" ? "deal" : "dealer";
-    case "PlayerCardDealt": return state === null || state.phase === "betting" ? "deal" : "choices";
+    case "BeaconAwaited": case "BeaconRecorded": return "beacon";
+    case "DealerCardDealt": return dealing(state) ? "deal" : "dealer";
+    case "PlayerCardDealt": return dealing(state) ? "deal" : "choices";
     case "InsuranceOffered": case "InsuranceTaken": case "InsuranceDeclined": case "EvenMoneyTaken":
       return "insurance";
     case "DealerPeeked": return "peek";
@@ -1060,7 +1189,7 @@ function checkOf(event, rules, state) {
 
 // The check a difference fails: the rule-forced event of the two (a recorded dealer card
 // where the rules settle breaks the dealer's rule, not the payout's), else the event's own.
-const FORCED_FIRST = ["dealer", "peek", "insurance", "turns", "reveal", "deal"];
+const FORCED_FIRST = ["beacon", "dealer", "peek", "insurance", "turns", "reveal", "deal"];
 
 function blame(recorded, derived, rules, state) {
   const ids = [recorded, derived].filter(Boolean).map((e) => checkOf(e, rules, state));
@@ -1078,6 +1207,8 @@ function blame(recorded, derived, rules, state) {
 const LABELS = {
   rules: "rule set parameters (payouts, timeouts, fee schedule)",
   opening: "round opening, bets and betting deadline",
+  beacon: "shared table's beacon: the first round after the lock, its randomness in the shoe's "
+    + "client material, a void if it is not recorded in time",
   deal: "deal order",
   peek: "dealer's peek for blackjack",
   insurance: "insurance and even money: offers, answers and results",
@@ -1098,16 +1229,26 @@ const LABELS = {
 };
 
 const BANKED_CHECKS = [
-  "rules", "opening", "deal", "peek", "insurance", "turns", "choices", "splits", "autostand",
+  "rules", "opening", "beacon", "deal", "peek", "insurance", "turns", "choices", "splits", "autostand",
   "dealer", "totals", "payouts", "ties", "timeouts", "void", "seed", "stream",
 ];
 const DUEL_CHECKS = [
-  "rules", "opening", "deal", "choices", "autostand", "reveal", "totals", "pot", "timeouts",
+  "rules", "opening", "beacon", "deal", "choices", "autostand", "reveal", "totals", "pot", "timeouts",
   "void", "seed", "stream",
 ];
 
 const ratio = ([num, den]) => `${num}:${den}`;
 const seconds = (ms) => `${ms / 1000} s`;
+
+/** What the beacon's check found: the round awaited, and whether it came. */
+function beaconFinding(t) {
+  const { round, roundTime, lock, margin, wait } = t.beacon;
+  const awaited = `round ${round} awaited at the lock (at ${roundTime} s, the first round after `
+    + `the lock's ${lock} s + ${margin} s)`;
+  if (t.beaconRecorded) return `${awaited}; recorded, its randomness in the shoe's client material`;
+  if (t.timeouts.includes("beacon")) return `${awaited}; not recorded within ${wait} s: the round is void`;
+  return awaited;
+}
 
 /** Per check: [whether the play came to it, what it found], from the tally. */
 function findings(rules, t, { done, name, hash, events }) {
@@ -1134,6 +1275,7 @@ function findings(rules, t, { done, name, hash, events }) {
     opening: [t.opened > 0, `the betting deadline is the rules' ${seconds(rules.betting_timeout_ms)}; `
       + `${plural(t.bets, "bet")} within the table limits`
       + (timeouts("betting") ? "; betting closed at its deadline" : "")],
+    beacon: [t.beacon !== null, t.beacon && beaconFinding(t)],
     deal: [t.dealt > 0, `${plural(t.dealt, "card")} dealt in the rules' order from shoe position 0, `
       + (duel ? "each seat's second card hidden"
         : `the dealer's ${rules.hole_card_index === 0 ? "first" : "second"} card face down`)],
@@ -1164,9 +1306,10 @@ function findings(rules, t, { done, name, hash, events }) {
 
 /** What was checked, in words: [{id, label, state, detail, text}], state "checked",
  * "failed", "not checked" (the play stopped before it) or "none in this round". */
-function describe(rules, tally, { done, failedId, stopAt, events, name, hash }) {
+function describe(rules, tally, { done, failedId, stopAt, events, name, hash, beacon }) {
   let ids = rules?.kind === "duel" ? DUEL_CHECKS : BANKED_CHECKS;
   if (!rules?.tie_loses_totals.length) ids = ids.filter((id) => id !== "ties");
+  if (!beacon) ids = ids.filter((id) => id !== "beacon"); // a table without a beacon
   const found = rules ? findings(rules, tally, { done, name, hash, events }) : {};
   return ids.map((id) => {
     const [reached, detail] = found[id] ?? [false, ""];
@@ -1254,10 +1397,14 @@ function derive(events, context, tally) {
     }
     const what = `${CHOICE_NAMES[choice.kind]}${choice.player !== undefined ? ` by ${choice.player}` : ""}`;
     const timeout = choice.kind === "timeout";
-    const start = timeout && state !== null && state.deadline !== null ? Math.max(now, state.deadline) : now;
+    let start = timeout && state !== null && state.deadline !== null ? Math.max(now, state.deadline) : now;
+    // A beacon round's record carries its own time (a round is refused before the beacon
+    // publishes it, so the decision is taken there, not at the one before).
+    const own = choice.kind === "beacon" ? events[i].data.recorded_at_ms : null;
+    if (Number.isSafeInteger(own) && own >= now) start = own;
     let at = start;
     let made = decide(context, state, choice, start);
-    if (!made.refused) {
+    if (made.events) {
       const t = recordedTime(made.events, events, i, rules);
       if (t !== null && t !== start) {
         if (t < now) {
@@ -1268,6 +1415,7 @@ function derive(events, context, tally) {
       }
     }
     if (made.refused) return fail(blame(events[i], null, rules, state), `the rules refuse ${what} here (${made.refused})`);
+    if (made.mismatch) return fail("deal", made.mismatch);
     const differs = firstDifference(made, events, i, rules, state);
     if (differs) {
       merge(tally, made.notes, differs.k); // what matched before the difference was checked
@@ -1288,10 +1436,13 @@ function derive(events, context, tally) {
 /**
  * Proof of play for one round's events ([{version, type, data}, ...], in order).
  * `cardAt(position)` is the round's shoe (shoe.js `shoeCards`, rebuilt from the revealed
- * seed). Returns {ok, failures, checks: [{id, label, state, detail, text}], decisions, events}.
- * A failure reads "play: version N: ..." with N the first event that is not the rules' own.
+ * seed); `material`, when given, is the client material that shoe is shuffled with: the deal
+ * must be from that material (the seats' seeds locked at the close, with the beacon's element
+ * at a shared table). Returns {ok, failures, checks: [{id, label, state, detail, text}],
+ * decisions, events}. A failure reads "play: version N: ..." with N the first event that is
+ * not the rules' own.
  */
-export async function checkPlay(events, cardAt) {
+export async function checkPlay(events, cardAt, { material = null } = {}) {
   const tally = newTally();
   let found = null;
   let rules = null;
@@ -1303,10 +1454,16 @@ export async function checkPlay(events, cardAt) {
     if (!found) ({ rules, name, hash, found } = await rulesOf(events));
     if (rules) {
       const seedHashes = new Map();
+      const beaconHashes = new Map(); // a beacon signature -> SHA-256 of its bytes (hex)
       for (const e of events) {
         if (e.type === "ServerSeedRevealed") seedHashes.set(e.data.server_seed, await hashSeed(e.data.server_seed));
+        const signature = e.type === "BeaconRecorded" ? e.data.signature : null;
+        if (typeof signature === "string" && SIGNATURE_RE.test(signature)) {
+          beaconHashes.set(signature, await sha256Hex(fromHex(signature)));
+        }
       }
-      ({ found, decisions } = derive(events, { rules, rulesHash: hash, cardAt, seedHashes }, tally));
+      const context = { rules, rulesHash: hash, cardAt, seedHashes, beaconHashes, shoeMaterial: material };
+      ({ found, decisions } = derive(events, context, tally));
     }
   } catch (err) {
     found = { version: found?.version ?? 1, id: "stream", message: `malformed round data (${err.message})` };
@@ -1317,6 +1474,7 @@ export async function checkPlay(events, cardAt) {
     failures: ok ? [] : [`play: version ${found.version}: ${found.message}`],
     checks: describe(rules, tally, {
       done: ok, failedId: found?.id ?? null, stopAt: found?.version ?? 0, events: events.length, name, hash,
+      beacon: Array.isArray(events) && isObject(events[0]?.data) && Object.hasOwn(events[0].data, "beacon"),
     }),
     decisions,
     events: events.length,
