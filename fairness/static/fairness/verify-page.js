@@ -1,10 +1,10 @@
 // The verify page: fetch a proof (or take a pasted one, or bare seeds) and check it here.
-import { canonicalJson, hashSeed, shoeCards } from "./shoe.js";
+import { canonicalJson, hashSeed } from "./shoe.js";
 import {
   ProofError, b64decode, decodeProof, equalBytes, leafHash, noteSignatures, openNote, parseVkey, toHex as hexOf,
   verifyCheckpoint, verifyInclusion,
 } from "./tlog.js";
-import { verifyBundle, verifyReceiptOnly } from "./verifier.js";
+import { roundShoeCards, verifyBundle, verifyReceiptOnly } from "./verifier.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -234,12 +234,17 @@ const CHECK_WORDS = {
     "The receipt's outcome and payouts are the ones the round's events record.",
     "The receipt's outcome and payouts are not the ones the round's events record.",
   ],
+  beacon: [
+    "The beacon round is the first after betting closed, its signature and randomness verify, and the shoe and the receipt used it.",
+    "The beacon round does not verify, is not the first after betting closed, or is not the one the shoe and the receipt used.",
+  ],
 };
 
 // The proof of play's checks (play.js ids), each a sentence a player reads.
 const PLAY_WORDS = {
   rules: "The round was played under its table's published rules (payouts, timeouts, fee schedule)",
   opening: "The round opened, took its bets within the table limits and closed betting on time",
+  beacon: "The deal waited for the first beacon round after betting closed, and its randomness went into the shoe (or the round was voided when it did not come in time)",
   deal: "The cards were dealt in the rules' order, from the top of the shoe",
   peek: "The dealer checked for blackjack when the rules say so",
   insurance: "Insurance and even money were offered, answered and paid as the rules say",
@@ -319,6 +324,7 @@ function show(result, title, receipt = null, events = null) {
       `${voidWords(receipt.payouts ?? {})} Its cards and seed verify (${result.cards.length} cards match).`;
   }
   showPlay(result.play);
+  showBeacon(result);
   const failures = $("failures");
   failures.replaceChildren(...result.failures.map((f) => {
     const li = document.createElement("li");
@@ -350,6 +356,31 @@ function show(result, title, receipt = null, events = null) {
   }));
 }
 
+// --- the beacon ----------------------------------------------------------------------------------
+// A shared table's round of two or more seats waits for a public beacon round after betting
+// closes (fairness-v2); verifier.js checks it with beacon.js. Which beacon, and whether it is
+// independent of the casino, is said for every round.
+
+const BEACON_STATES = ["independent", "not-independent", "not-needed", "warning", "none", "failed", "not-run"];
+
+function beaconVerdict(state, text) {
+  const el = $("beacon-verdict");
+  el.dataset.state = BEACON_STATES.includes(state) ? state : "not-run";
+  el.textContent = text;
+}
+
+function showBeacon(result) {
+  const beacon = result.beacon;
+  if (!beacon) {
+    beaconVerdict("not-run", "Beacon: not checked: the round's data did not get that far.");
+  } else if (beacon.state === "failed") {
+    const why = result.failures.filter((f) => f.startsWith("beacon: ")).map((f) => f.slice(8));
+    beaconVerdict("failed", `Beacon check FAILED: ${why.join("; ") || "see the problems above"}.`);
+  } else {
+    beaconVerdict(beacon.state, beacon.text);
+  }
+}
+
 function working(text) {
   const verdict = $("verdict");
   verdict.dataset.state = "working";
@@ -359,6 +390,7 @@ function working(text) {
   $("cards").querySelector("tbody").replaceChildren();
   showHands(null);
   showPlay(null);
+  beaconVerdict("not-run", "Beacon: not checked yet.");
   logVerdict("not-run", "Public log: not checked yet.");
 }
 
@@ -368,6 +400,7 @@ function pending(id) {
   const verdict = $("verdict");
   verdict.dataset.state = "pending";
   verdict.textContent = `Round ${id} is still in play: its proof comes when it ends. Come back after the round.`;
+  beaconVerdict("not-run", `Beacon: not checked: round ${id} is still in play.`);
   logVerdict("not-run",
     `Public log: not checked: round ${id} is still in play; its receipt enters the log when it ends.`);
 }
@@ -670,7 +703,7 @@ $("by-seeds").addEventListener("submit", async (event) => {
   const commitment = $("commitment").value.trim();
   const count = Number($("count").value || 20);
   try {
-    const cards = await shoeCards(seed, material, nonce, count);
+    const cards = await roundShoeCards(seed, material, nonce, count); // a beacon's element too
     const failures = [];
     const checks = {};
     if (commitment) {
@@ -681,6 +714,8 @@ $("by-seeds").addEventListener("submit", async (event) => {
     const rows = cards.map((card, i) => ({ index: i, position: i, dealt: "", expected: card, ok: true }));
     const play = { ran: false, why: "not run: seeds alone have no play to check", checks: [] };
     show({ ok: failures.length === 0, failures, cards: rows, checks, play }, `the shoe of nonce ${nonce}`);
+    beaconVerdict("not-run", "Beacon: not checked: seeds alone name no beacon round (a beacon's element "
+      + "\"<name>:<round>:<randomness>\" at the end of the client material is used as given).");
     logVerdict("not-run", "Public log: not checked: seeds alone name no round of the public log.");
   } catch (err) {
     problem(err.message);
