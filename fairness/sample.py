@@ -262,6 +262,7 @@ def beacon_round_events(
     sign: Callable[[int], str] | None = None,
     opened_at_ms: int | None = None,
     shoe_material: Callable[[str, str], str] | None = None,
+    chain_id: str | None = None,
 ) -> tuple[list[tuple[str, dict[str, Any]]], list[int]]:
     """A finished beacon round played through the rule engine, as (type, data) events, and
     the time (ms) of the command that made each event. See `beacon_round_line`.
@@ -269,7 +270,8 @@ def beacon_round_events(
     For other beacons and for tests' forgeries: `spec` (default `beacon_spec()`), `sign`
     (round -> its signature; default `sample_beacon().sign_round`), `opened_at_ms` (default
     NOW_MS + nonce minutes), `shoe_material` ((the seats' seeds, the material the engine
-    records) -> the material the shoe is built with; default the recorded one)."""
+    records) -> the material the shoe is built with; default the recorded one), `chain_id`
+    (default "beacon-<ruleset>", "-void" after it for a void)."""
     if ruleset not in BEACON_RULESETS:
         raise ValueError(f"a beacon round is at a shared table: {BEACON_RULESETS}, not {ruleset!r}")
     if not 0 <= seed < BEACON_CHAIN_LENGTH - 1:
@@ -285,7 +287,7 @@ def beacon_round_events(
     suffix = "-void" if void else ""
     opening = c.OpenRound(
         f"{ruleset}-beacon-{seed}{suffix}", f"table-{ruleset}", ruleset,
-        f"beacon-{ruleset}{suffix}", nonce, chain.seed(nonce - 1),
+        chain_id or f"beacon-{ruleset}{suffix}", nonce, chain.seed(nonce - 1),
         tuple(Participant(p, s) for p, s in zip(players, seeds, strict=True)),
         RoundOptions(1_000_000, 100_000_000, stake=STAKE if ruleset == "duel" else 0),
         spec,

@@ -170,6 +170,7 @@ def quicknet_round(ruleset: str = "duel", **options: Any) -> dict[str, Any]:
     that round is the first after lock + 3 s), recorded with its real signature."""
     lock = QUICKNET.genesis_time + (KAT_ROUND - 1) * QUICKNET.period - 4
     options.setdefault("sign", {KAT_ROUND: KAT_SIGNATURE}.__getitem__)
+    options.setdefault("chain_id", f"quicknet-{ruleset}")  # its 2023 times: a chain of its own
     return forged_round(
         ruleset, seed=4, spec=quicknet_spec(), opened_at_ms=lock * 1000 + 123, **options
     )
@@ -636,3 +637,40 @@ def test_the_docs_failure_examples_are_the_verifiers() -> None:
     assert len(examples) == 4
     for example in examples:
         assert f"`{example}" in doc, example
+
+
+# --- the vector file ------------------------------------------------------------------------
+
+VECTORS = Path(__file__).parent / "vectors" / "beacon_rounds.jsonl"
+
+
+def vector_lines() -> list[dict[str, Any]]:
+    """The fairness-v2 vectors: each beacon rule set's round and void with the demo local
+    beacon, and a round on a real drand quicknet round (657413), every one a signed line."""
+    lines = [
+        beacon_round_line(ruleset, seed=seed, void=void)
+        for ruleset in RULESETS
+        for seed, void in ((0, False), (1, False), (0, True))
+    ]
+    return [*lines, quicknet_round("duel"), quicknet_round("duel_classic")]
+
+
+def write_vectors() -> None:
+    """Regenerate the file: python -c 'from tests.fairness.test_verify_beacon import
+    write_vectors; write_vectors()'."""
+    VECTORS.write_text("".join(canonical_text(line) + "\n" for line in vector_lines()))
+
+
+def test_the_vector_file_is_the_generators_and_verifies() -> None:
+    assert VECTORS.read_text() == "".join(canonical_text(x) + "\n" for x in vector_lines()), (
+        "regenerate with write_vectors()"
+    )
+    out = io.StringIO()
+    assert main([str(VECTORS)], out=out) == 0, out.getvalue()
+    rows = out.getvalue().splitlines()
+    assert all(row.startswith("OK   line ") for row in rows[:8])
+    assert rows[8].endswith(
+        "beacons: 2 drand quicknet (independent), 6 operator-run (not independent), 2 of them "
+        "voided waiting for the beacon round"
+    )
+    assert all(row.startswith("OK   chain ") for row in rows[9:-1])
