@@ -23,6 +23,7 @@ from casino.eventstore.store import NewEvent, append
 from casino.platform import rawsql
 from casino.platform.errors import ApplicationError, ConflictError
 from fairness import ed25519, transparency
+from fairness.bundle import BUNDLE_FORMAT, line_format
 from fairness.canonical import canonical_json, canonical_text, canonical_text_float_free
 from fairness.chain import DEFAULT_LENGTH, create_chain, hash_seed, walk
 from fairness.models import ClientSeed, RoundProof, SeedChain, SigningKey
@@ -484,14 +485,15 @@ def bundle_line_text(
     key_id: str,
     public_key: str,
     events: Sequence[Mapping[str, Any]],
+    line_format: str = BUNDLE_FORMAT,
 ) -> str:
     """The canonical JSON of a bundle line ({"format", "receipt", "signature", "key_id",
     "public_key", "events"}), around the receipt's canonical text already made for its
     signature: canonical JSON sorts an object's keys and writes each member as it writes the
     value alone, so the line is its members' texts in key order (tests: equal to
-    `canonical_json(line)`)."""
+    `canonical_json(line)`). `line_format`: the receipt's (`fairness.bundle.line_format`)."""
     return (
-        f'{{"events":{canonical_text_float_free(events)},"format":"fairness-v1-bundle",'
+        f'{{"events":{canonical_text_float_free(events)},"format":{canonical_text(line_format)},'
         f'"key_id":{canonical_text(key_id)},"public_key":{canonical_text(public_key)},'
         f'"receipt":{receipt_text},"signature":{canonical_text(signature)}}}'
     )
@@ -544,6 +546,7 @@ def round_proof_create(
             key_id=signer,
             public_key=public_key,
             events=bundle_events,
+            line_format=line_format(receipt),
         ),
     }
     transparency.queue_receipt(

@@ -311,15 +311,18 @@ def _two_step(
     rules: RuleSet,
     shoe: Any,
 ) -> str | tuple[int, RoundState, int]:
-    """The command stepped at `start`, then again at the time the recorded events imply
-    when that differs: (time, state after, events made) when the record is reproduced,
-    else the discrepancy in words."""
+    """The command stepped at `start` (a RecordBeacon at its own recorded time), then again at
+    the time the recorded events imply when that differs: (time, state after, events made)
+    when the record is reproduced, else the discrepancy in words."""
     where = f"version {i + 1} ({_show(events[i])})"
     try:
-        produced, after = step(state, command, start, shoe)
         at = start
+        own = command_time(events[i].type, events[i], rules)
+        if own is not None and own > start and type(command) is RecordBeacon:
+            at = own  # a beacon round is recorded at its own time, never before it is published
+        produced, after = step(state, command, at, shoe)
         implied = _implied_now(produced, events[i:], rules)
-        if implied is not None and implied != start:
+        if implied is not None and implied != at:
             if implied < now:
                 return (
                     f"{where}: time runs backwards: the record implies {_name(command)} "

@@ -34,7 +34,7 @@ from casino.eventstore.rows import decode_json_page
 from casino.eventstore.store import load, load_bundle_events, load_many
 from casino.models import Round, RoundStatus
 from casino.rounds.money import recorded_nets_many, round_legs_problems
-from fairness.bundle import BUNDLE_FORMAT, chain_line
+from fairness.bundle import chain_line, line_format
 from fairness.canonical import canonical_json
 from fairness.chain import hash_seed
 from fairness.crossround import round_time_failures
@@ -159,7 +159,7 @@ def bundle_events(stored: Sequence[StoredEvent]) -> list[dict[str, Any]]:
 
 def _line(proof: Proof, stored: Sequence[StoredEvent]) -> dict[str, Any]:
     line: dict[str, Any] = {
-        "format": BUNDLE_FORMAT,
+        "format": line_format(proof.receipt),
         "receipt": proof.receipt,
         "signature": proof.signature,
         "key_id": proof.key_id,
@@ -353,7 +353,7 @@ def _audit_one(
         return [undecoded] if undecoded else play(events, receipt, dealt)
 
     line: dict[str, Any] = {
-        "format": "fairness-v1-bundle",
+        "format": line_format(proof.receipt),
         "receipt": proof.receipt,
         "signature": proof.signature,
         "key_id": proof.key_id,

@@ -482,12 +482,6 @@ def test_a_void_while_waiting_says_when_it_came() -> None:
     assert waiting["text"].endswith(" Every stake was refunded; no card was dealt.")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="casino.engine.audit._two_step steps RecordBeacon at the decision before's time "
-    "first, which the rules refuse (not yet published): a difference after a correct "
-    "BeaconRecorded is reported there, as a refusal, not at its own version",
-)
 def test_a_difference_after_the_beacon_is_named_at_its_own_version() -> None:
     """The first card after the beacon round with its hidden flag flipped: both proofs of
     play name that card's version and the flag."""

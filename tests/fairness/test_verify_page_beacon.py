@@ -131,11 +131,6 @@ def test_a_shared_round_without_a_beacon_is_a_warning(live_server: Any, page: An
     assert (state, beacon) == ("ok", "none")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fairness.services.bundle_line_text writes every proof as a fairness-v1-bundle line, "
-    "a beacon round's fairness-v2 receipt too: the page (and python -m fairness.verify) refuse it",
-)
 def test_a_round_played_on_the_local_beacon_is_verified_by_its_id(
     live_server: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
