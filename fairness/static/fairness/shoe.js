@@ -30,10 +30,28 @@ export function isClientSeed(value) {
   return typeof value === "string" && CLIENT_SEED_RE.test(value);
 }
 
-/** Throws unless the inputs are what fairness-v1 allows; returns the nonce as decimal text. */
+// fairness-v2: a shared table's material ends with its beacon round's element.
+const BEACON_ELEMENT_RE = /^[a-z0-9-]+:[1-9][0-9]{0,19}:[0-9a-f]{64}$/;
+const MAX_BEACON_ROUND = 2n ** 64n - 1n;
+
+/** Whether `value` is a beacon element "<name>:<round>:<randomness hex>" (fairness-v2). */
+export function isBeaconElement(value) {
+  return typeof value === "string" && BEACON_ELEMENT_RE.test(value)
+    && BigInt(value.split(":")[1]) <= MAX_BEACON_ROUND;
+}
+
+/** Throws unless the inputs are what fairness-v1 allows (with fairness-v2's beacon element
+ * last, after at least one client seed); returns the nonce as decimal text. */
 export function checkInputs(serverSeed, clientMaterial, nonce) {
   if (!isSeed(serverSeed)) throw new Error("server seed must be 64 lowercase hex characters");
-  if (typeof clientMaterial !== "string" || !clientMaterial.split("|").every(isClientSeed)) {
+  const parts = typeof clientMaterial === "string" ? clientMaterial.split("|") : null;
+  if (parts && parts.length > 1 && parts[parts.length - 1].includes(":")) {
+    if (!isBeaconElement(parts.pop())) {
+      throw new Error("a beacon element must be <name>:<round>:<randomness>: a name of a-z 0-9 -, "
+        + "a round from 1 to 2**64 - 1 in decimal, 64 lowercase hex characters");
+    }
+  }
+  if (!parts || !parts.every(isClientSeed)) {
     throw new Error("client seed must be 1 to 64 characters of A-Z a-z 0-9 _ . -");
   }
   const text = String(nonce);

@@ -12,46 +12,13 @@ import {
 } from "./beacon.js";
 import { checkPlay } from "./play.js";
 import {
-  GENESIS, RandomStream, SHOE_SIZE, UNSHUFFLED, canonicalJson, checkInputs, eventHash, fromHex,
+  GENESIS, SHOE_SIZE, canonicalJson, eventHash, fromHex,
   hashSeed, isSeed, keyId, sha256Hex, shoeCards, verifyReceiptSignature,
 } from "./shoe.js";
 
 export const BUNDLE_FORMAT = "fairness-v1-bundle";
 export const BUNDLE_FORMAT_V2 = "fairness-v2-bundle";
 const SPEC_V2 = "fairness-v2";
-// The last element of a shared table's material: "<name>:<round>:<randomness hex>".
-const BEACON_ELEMENT_RE = /^[a-z0-9-]+:[1-9][0-9]{0,19}:[0-9a-f]{64}$/;
-const MAX_BEACON_ROUND = 2n ** 64n - 1n;
-
-/**
- * The first `count` cards of a round's shoe: shoe.js `shoeCards`, and for a fairness-v2
- * material (the seats' seeds, then the beacon's element "<name>:<round>:<64 hex>") the same
- * shuffle of the same HMAC stream over the whole material.
- */
-export async function roundShoeCards(serverSeed, clientMaterial, nonce, count = SHOE_SIZE) {
-  const parts = typeof clientMaterial === "string" ? clientMaterial.split("|") : [];
-  if (parts.length < 2 || !parts[parts.length - 1].includes(":")) {
-    return shoeCards(serverSeed, clientMaterial, nonce, count);
-  }
-  const element = parts.pop();
-  if (!BEACON_ELEMENT_RE.test(element) || BigInt(element.split(":")[1]) > MAX_BEACON_ROUND) {
-    throw new Error("a beacon element must be <name>:<round>:<randomness>: a name of a-z 0-9 -, "
-      + "a round from 1 to 2**64 - 1 in decimal, 64 lowercase hex characters");
-  }
-  const nonceText = checkInputs(serverSeed, parts.join("|"), nonce); // the seats' seeds
-  if (!(count >= 0 && count <= SHOE_SIZE)) throw new Error("card count out of range");
-  const stream = new RandomStream(serverSeed, clientMaterial, nonceText);
-  const shoe = UNSHUFFLED.slice();
-  const steps = Math.min(count, SHOE_SIZE - 1);
-  await stream.fetch(steps);
-  for (let i = 0; i < steps; i++) {
-    const j = i + (await stream.uniform(SHOE_SIZE - i));
-    const card = shoe[j];
-    shoe[j] = shoe[i];
-    shoe[i] = card;
-  }
-  return shoe.slice(0, count);
-}
 
 const SETTLED_FIELDS = ["hands", "insurance", "fee", "dealer_total"];
 const VOIDED_FIELDS = ["reason", "refunds", "reversed_payouts", "reversed_fee"];
@@ -465,7 +432,7 @@ export async function verifyBundle(line, keys = null) {
     let shoe = [];
     let cardsOk = true;
     try {
-      shoe = await roundShoeCards(seed, material, receipt.nonce, Math.min(416, Math.max(dealt.length, ...dealt.map((e) => e.data.position + 1), 0)));
+      shoe = await shoeCards(seed, material, receipt.nonce, Math.min(416, Math.max(dealt.length, ...dealt.map((e) => e.data.position + 1), 0)));
     } catch (err) {
       fail(`cards: cannot rebuild the shoe (${err.message})`);
       cardsOk = false;
@@ -515,7 +482,7 @@ export async function verifyBundle(line, keys = null) {
     result.checks.outcome = outcomeOk;
     // 4. proof of play, on the round's own shoe (so only once the checks above hold)
     if (!failures.length) {
-      const full = await roundShoeCards(seed, material, receipt.nonce, SHOE_SIZE);
+      const full = await shoeCards(seed, material, receipt.nonce, SHOE_SIZE);
       const play = await checkPlay(events, (position) => full[position], { material });
       result.play = { ran: true, ...play };
       failures.push(...play.failures);
@@ -625,7 +592,7 @@ export async function verifyReceiptOnly(input, keys = null) {
       fail(`client material: '${receipt.client_material}', but ${whose} give '${wanted}'`);
     }
     const cards = receipt.cards ?? [];
-    const shoe = await roundShoeCards(seed, receipt.client_material, receipt.nonce, Math.min(416, cards.length));
+    const shoe = await shoeCards(seed, receipt.client_material, receipt.nonce, Math.min(416, cards.length));
     cards.forEach((c, index) => {
       const expected = shoe[index] ?? null;
       const row = { index, position: c.position, dealt: c.card, expected, ok: true };

@@ -1,10 +1,10 @@
 // The verify page: fetch a proof (or take a pasted one, or bare seeds) and check it here.
-import { canonicalJson, hashSeed } from "./shoe.js";
+import { canonicalJson, hashSeed, shoeCards } from "./shoe.js";
 import {
   ProofError, b64decode, decodeProof, equalBytes, leafHash, noteSignatures, openNote, parseVkey, toHex as hexOf,
   verifyCheckpoint, verifyInclusion,
 } from "./tlog.js";
-import { roundShoeCards, verifyBundle, verifyReceiptOnly } from "./verifier.js";
+import { verifyBundle, verifyReceiptOnly } from "./verifier.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -703,7 +703,7 @@ $("by-seeds").addEventListener("submit", async (event) => {
   const commitment = $("commitment").value.trim();
   const count = Number($("count").value || 20);
   try {
-    const cards = await roundShoeCards(seed, material, nonce, count); // a beacon's element too
+    const cards = await shoeCards(seed, material, nonce, count); // a beacon's element too
     const failures = [];
     const checks = {};
     if (commitment) {

@@ -7,9 +7,8 @@
 import { readFileSync } from "node:fs";
 
 import { checkPlay } from "../../../fairness/static/fairness/play.js";
-import {
-  roundShoeCards, verifyBundle, verifyReceiptOnly,
-} from "../../../fairness/static/fairness/verifier.js";
+import { shoeCards } from "../../../fairness/static/fairness/shoe.js";
+import { verifyBundle, verifyReceiptOnly } from "../../../fairness/static/fairness/verifier.js";
 
 const input = JSON.parse(readFileSync(0, "utf8"));
 const states = (checks) => Object.fromEntries(checks.map((c) => [c.id, c.state]));
@@ -18,7 +17,7 @@ const plays = [];
 for (const { events, server_seed: seed, client_material: material, nonce } of input.plays ?? []) {
   let cards = [];
   try {
-    cards = await roundShoeCards(seed, material, nonce);
+    cards = await shoeCards(seed, material, nonce);
   } catch {
     cards = []; // no shoe: every card the rules deal is past it
   }

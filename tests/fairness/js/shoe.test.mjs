@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
 import {
-  RandomStream, canonicalJson, eventHash, hashSeed, keyId, shoeCards, toHex,
+  RandomStream, canonicalJson, checkInputs, eventHash, hashSeed, keyId, shoeCards, toHex,
   verifyReceiptSignature, verifySeed, walk,
 } from "../../../fairness/static/fairness/shoe.js";
 
@@ -52,4 +52,21 @@ test("bad inputs are refused", async () => {
   await assert.rejects(shoeCards(seed.toUpperCase(), "a", 1), /server seed/);
   await assert.rejects(shoeCards(seed, "a||b", 1), /client seed/);
   await assert.rejects(shoeCards(seed, "a", 0), /nonce/);
+});
+
+test("a beacon element is accepted only last, after a client seed, and well formed", () => {
+  const seed = "ab".repeat(32);
+  const element = `local-beacon:34463809:${"0f".repeat(32)}`;
+  assert.equal(checkInputs(seed, `alice|bob|${element}`, 7), "7");
+  for (const bad of [
+    element, // no client seed before it
+    `alice|${element}|bob`, // not last
+    `alice|local-beacon:0:${"0f".repeat(32)}`, // round 0
+    `alice|local-beacon:18446744073709551616:${"0f".repeat(32)}`, // above 2**64 - 1
+    `alice|Local:5:${"0f".repeat(32)}`, // a name of a-z 0-9 - only
+    `alice|local-beacon:5:${"0F".repeat(32)}`, // lowercase hex
+    "alice:1|bob", // ':' inside a client seed
+  ]) {
+    assert.throws(() => checkInputs(seed, bad, 7), Error, bad);
+  }
 });
