@@ -18,7 +18,14 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from casino.engine import commands as c
 from casino.engine.decider import step
-from casino.engine.events import BeaconAwaited, BeaconSpec, Participant, RoundOptions, event_to_dict
+from casino.engine.events import (
+    BeaconAwaited,
+    BeaconSpec,
+    Participant,
+    RoundOptions,
+    beacon_material,
+    event_to_dict,
+)
 from fairness.beacon import LocalBeacon, local_secret_key
 from fairness.bundle import line_format
 from fairness.chain import Chain, create_chain, hash_seed
@@ -246,11 +253,11 @@ def _beacon_chain() -> Chain:
     )
 
 
-def beacon_material(client_material: str, spec: BeaconSpec, round: int, signature: str) -> str:
-    """The shoe's material once beacon round `round` is recorded: the seats' seeds, then
-    "<name>:<round>:<hex SHA-256 of the signature>"."""
+def signed_material(client_material: str, spec: BeaconSpec, round: int, signature: str) -> str:
+    """The shoe's material once beacon round `round` is recorded with `signature`: the engine's
+    `beacon_material` with the signature's randomness (its SHA-256)."""
     randomness = hashlib.sha256(bytes.fromhex(signature)).hexdigest()
-    return f"{client_material}|{spec.name}:{round}:{randomness}"
+    return beacon_material(client_material, spec, round, randomness)
 
 
 def beacon_round_events(
@@ -311,7 +318,7 @@ def beacon_round_events(
         now = awaited.round_time * 1000 + BEACON_FETCH_MS
         signature = sign(round)
         locked = "|".join(seeds)
-        material = beacon_material(locked, spec, round, signature)
+        material = signed_material(locked, spec, round, signature)
         if shoe_material is not None:
             material = shoe_material(locked, material)
         shoe = FairShoe(server_seed, material, nonce)

@@ -30,7 +30,6 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -42,7 +41,7 @@ from fairness.beacon import QUICKNET, Beacon, LocalBeacon, local_secret_key
 from fairness.chain import create_chain
 from fairness.receipt import private_key_from_hex, receipt_from_events
 from fairness.replay import load
-from fairness.sample import NOW_MS, beacon_material, beacon_round_line, bundle_line, stored_events
+from fairness.sample import NOW_MS, beacon_round_line, bundle_line, signed_material, stored_events
 from fairness.shoe import FairShoe
 from fairness.verify import KeyRing, load_engine_replay, verify_round
 from tests.fairness.rewrites import forge, play_round
@@ -189,7 +188,7 @@ def play(ruleset: str, seed: int, beacon: str, tamper: str, seats: int = 0) -> P
             elif tamper == "signer":
                 other = LOCALS[0] if beacon == "other local" else LOCALS[1]
                 signature = other.sign_round(round_)
-            material = beacon_material(seats_material, spec, round_, signature)
+            material = signed_material(seats_material, spec, round_, signature)
             if tamper == "randomness":
                 fake = hashlib.sha256(f"not the beacon's {seed}".encode()).hexdigest()
                 material = f"{seats_material}|{spec.name}:{round_}:{fake}"
