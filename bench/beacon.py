@@ -11,13 +11,16 @@ both seats stand once the cards come.
 - Lock to deal: BeaconRecorded.recorded_at_ms - BettingClosed.closed_at_ms per round; p50,
   p99 and max. The round waits for the first beacon round after lock + BEACON_MARGIN_S, so
   the wait lies between the margin and margin + period, plus up to one timer tick.
-- The verifier: `python -m fairness.verify` (proof of play, signatures, the beacon's BLS
-  check) on those rounds exported, and on as many duel rounds played with BEACON=off;
-  rounds/s of each, best of several passes.
+- The verifier (proof of play, signatures, the checks across rounds, and for beacon rounds
+  the BLS check of the beacon round): rounds per CPU second on duel rounds of 2 to 4 seats on
+  one seed chain, with the beacon (`fairness.sample.beacon_round_line`, the demo local
+  beacon) and without (`fairness.sample.sample_bundle`), best of three passes
+  (`bench.fairness._verifier`, as `python -m bench fairness` measures the verifier).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -30,13 +33,11 @@ from bench._scratch import migrated_scratch
 ROOT = Path(__file__).resolve().parent.parent
 
 WORKER = r"""
-import json, os, random, statistics, sys, tempfile, threading, time
-from io import StringIO
+import json, os, random, statistics, sys, threading, time
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "casino.settings")
 import django
 django.setup()
 from django.conf import settings
-from django.core.management import call_command
 from django.test.utils import override_settings
 
 from casino.engine.commands import Stand
@@ -46,7 +47,6 @@ from casino.rounds.stream import round_load
 from casino.tables import timers
 from casino.tables.play import bot_players, top_up
 from casino.tables.services import demo_table
-from fairness.verify import main as verify_main
 
 rounds = int(sys.argv[1])
 players = bot_players(2)
@@ -78,22 +78,6 @@ def play_one(rng):
 def field(round_id, type_, name):
     return StoredEvent.objects.get(stream_id=round_id, type=type_).data[name]
 
-def verify(ids, repeat):
-    with tempfile.TemporaryDirectory() as tmp:
-        bundle = os.path.join(tmp, "b.jsonl")
-        call_command("export_rounds", "--out", bundle, stdout=StringIO(), stderr=StringIO())
-        lines = [l for l in open(bundle) if any(i in l for i in ids) or '"chain_id"' in l]
-        mine = os.path.join(tmp, "mine.jsonl")
-        open(mine, "w").writelines(lines)
-        best = float("inf")
-        for _ in range(repeat):
-            out = StringIO()
-            started = time.perf_counter()
-            code = verify_main([mine, "--quiet"], out=out)
-            best = min(best, time.perf_counter() - started)
-            assert code == 0, out.getvalue()[-3000:]
-        return round(len(ids) / best, 1)
-
 rng = random.Random(7)
 thread = threading.Thread(target=timer, daemon=True)
 thread.start()
@@ -109,8 +93,6 @@ try:
             locked = field(round_id, "BettingClosed", "closed_at_ms")
             dealt = field(round_id, "BeaconRecorded", "recorded_at_ms")
             waits.append(dealt - locked)
-    with override_settings(BEACON="off"):
-        plain_ids = [play_one(rng) for _ in range(rounds)]
 finally:
     stop.set()
     thread.join()
@@ -126,10 +108,39 @@ print(json.dumps({
     "lock_to_deal_p50_ms": round(statistics.median(waits)),
     "lock_to_deal_p99_ms": p99,
     "lock_to_deal_max_ms": waits[-1],
-    "verifier_beacon_rounds_per_s": verify(beacon_ids, 5),
-    "verifier_plain_rounds_per_s": verify(plain_ids, 5),
 }))
 """
+
+
+def _verifier(rounds: int) -> dict[str, Any]:
+    # The bench's own helpers, imported when measured (bench.fairness loads the verifier).
+    from bench.fairness import _verifier as rate
+    from fairness.canonical import canonical_json
+    from fairness.receipt import private_key_from_hex
+    from fairness.sample import _beacon_chain, beacon_round_line, sample_bundle
+
+    key = private_key_from_hex(hashlib.sha256(b"bench key").hexdigest())
+    chain = _beacon_chain()
+    beacon = [canonical_json(beacon_round_line("duel", seed=k)).decode() for k in range(rounds)]
+    plain = [
+        canonical_json(
+            sample_bundle(
+                round_id=f"plain-{k}",
+                server_seed=chain.seed(k + 1),
+                client_seeds=[f"seat{i + 1}-{k}" for i in range(2 + k % 3)],
+                nonce=k + 1,
+                private_key=key,
+                ruleset="duel",
+            )
+        ).decode()
+        for k in range(rounds)
+    ]
+    with_beacon, without = rate(beacon, replay=True), rate(plain, replay=True)
+    return {
+        "verifier_rounds": rounds,
+        "verifier_beacon_rounds_per_cpu_s": with_beacon["cpu"],
+        "verifier_plain_rounds_per_cpu_s": without["cpu"],
+    }
 
 
 def run(quick: bool) -> dict[str, Any]:
@@ -150,4 +161,5 @@ def run(quick: bool) -> dict[str, Any]:
         f"local beacon, 2-seat duel rounds"
     }
     figures.update(json.loads(out.stdout.strip().splitlines()[-1]))
+    figures.update(_verifier(100 if quick else 400))
     return figures
