@@ -156,6 +156,7 @@ class Claim:
         self.record_id: int | None = None
         self.stored = False  # the answer (or the refusal's fate) is written in the transaction
         self.reused: ApplicationError | None = None
+        self._answered: tuple[RoundResult, Answer] | None = None  # what `commit` stored
 
     def _replay(self, found: tuple[Any, ...]) -> Replay:
         fingerprint, status, response = found
@@ -202,7 +203,9 @@ class Claim:
 
     def commit(self, result: RoundResult) -> None:
         assert self.respond is not None
-        self.store(*self.respond(result))
+        answer = self.respond(result)
+        self._answered = (result, answer)
+        self.store(*answer)
 
     def refuse(self, error: ApplicationError) -> None:
         assert self.record_id is not None
@@ -215,6 +218,14 @@ class Claim:
         self.store(error.status_code, error_body(error.code, error.message, error.extra))
 
     # ----------------------------------------------------------------------------------------
+
+    def answer(self, result: RoundResult) -> Answer:
+        """The answer to the command's `result`: the one `commit` stored with it (built once),
+        else (a result `commit` never saw) built now."""
+        if self._answered is not None and self._answered[0] is result:
+            return self._answered[1]
+        assert self.respond is not None
+        return self.respond(result)
 
     def store(self, status: int, body: dict[str, Any]) -> None:
         """Inside the transaction that began with `begin`: the answer commits with the work."""
