@@ -49,8 +49,7 @@ from casino.platform import rawsql
 from casino.platform.errors import ApplicationError, ConflictError, NotYours, error_body
 from casino.rounds.services import HookExit, RoundResult
 from casino.rounds.viewjson import usdc_any
-from ledger import posting
-from ledger.idempotency import idempotency_key_clean
+from ledger.idempotency import fingerprint, idempotency_key_clean, key_reused_error
 from ledger.models import IdempotencyRecord
 
 HEADER = OpenApiParameter(
@@ -159,9 +158,9 @@ class Claim:
         self._answered: tuple[RoundResult, Answer] | None = None  # what `commit` stored
 
     def _replay(self, found: tuple[Any, ...]) -> Replay:
-        fingerprint, status, response = found
-        if fingerprint != self.fingerprint:
-            self.reused = posting.key_reused_error(self.key)
+        stored_fingerprint, status, response = found
+        if stored_fingerprint != self.fingerprint:
+            self.reused = key_reused_error(self.key)
             raise self.reused
         if isinstance(response, str):  # SQLite hands the JSON back as text
             response = json.loads(response)
@@ -291,7 +290,7 @@ def idempotent_command(
         scoped=f"{user_id}:{clean}",
         key=clean,
         operation=operation,
-        fingerprint=posting.fingerprint({"operation": operation, "payload": payload}),
+        fingerprint=fingerprint({"operation": operation, "payload": payload}),
         respond=respond,
     )
     try:
