@@ -47,8 +47,8 @@ from rest_framework.response import Response
 
 from casino.platform import rawsql
 from casino.platform.errors import ApplicationError, ConflictError, NotYours, error_body
+from casino.rounds.publish import usdc_any
 from casino.rounds.services import HookExit, RoundResult
-from casino.rounds.viewjson import usdc_any
 from ledger.idempotency import fingerprint, idempotency_key_clean, key_reused_error
 from ledger.models import IdempotencyRecord
 
