@@ -69,6 +69,11 @@ def watermark_sql(connection: BaseDatabaseWrapper) -> str:
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
+def recorded_now() -> datetime:
+    """The clock an append records its events at (UTC; a test steps it back)."""
+    return datetime.now(UTC)
+
+
 def appended_events(
     alias: str,
     stream_id: str,
@@ -368,7 +373,7 @@ def append(
     from_cache = prev_hash is not None and expected_version > 0
     if prev_hash is None:
         prev_hash = _fetch_hash(connection, stream_id, expected_version)
-    recorded_at = datetime.now(UTC)
+    recorded_at = recorded_now()
     if not_before is not None and recorded_at < not_before:
         recorded_at = not_before
     # format_recorded_at's text (YYYY-MM-DDTHH:MM:SS.ffffffZ) for a UTC datetime, cheaper.
