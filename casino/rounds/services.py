@@ -487,7 +487,8 @@ def _execute(
         )
         if table is not None and appended:  # a new round: its open goes into the public log
             seeds.opened_log(round_id=round_id, opened=state.opened, event=appended[0])
-        roundmoney.post_legs(round_id=round_id, state=state, events=new, stored=appended)
+        if any(isinstance(e, roundmoney.POSTED) for e in new):  # else no money moves
+            roundmoney.post_legs(round_id=round_id, state=state, events=new, stored=appended)
         projection = projections.project(
             round_id=round_id,
             state=state,
