@@ -119,8 +119,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # Outermost: every error under /api/ in the one JSON shape (casino/api/middleware.py).
-    "casino.api.middleware.ApiErrorMiddleware",
+    # Outermost: every error under /api/ in the one JSON shape (casino/api/plumbing.py).
+    "casino.api.plumbing.ApiErrorMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -296,9 +296,9 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    # DRF's parsers, JSON read by orjson where it gives the same values (casino/api/parsers.py).
+    # DRF's parsers, JSON read by orjson where it gives the same values (casino/api/plumbing.py).
     "DEFAULT_PARSER_CLASSES": [
-        "casino.api.parsers.JSONParser",
+        "casino.api.plumbing.JSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],

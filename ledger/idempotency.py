@@ -1,5 +1,11 @@
 """Idempotent money-moving requests: one stored response per (user, Idempotency-Key).
 
+The rule every idempotency key of the project follows lives here: a key's form
+(`idempotency_key_clean`), the fingerprint of what it asked for (`fingerprint`), and the 422
+for a key used again with another body (`key_reused_error`). The wallet's requests
+(`idempotent_request`), the game's commands (`casino.api.idempotency`) and the journal's
+entry keys (`ledger.posting`) all apply it.
+
 - Same key, same body: the stored response again (status and JSON), nothing moves.
 - Same key, different body (or another operation): 422 `idempotency_key_reused`.
 - Concurrent duplicates: a PostgreSQL advisory lock on the key serializes them (SQLite
@@ -12,8 +18,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -22,12 +29,28 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from casino.platform.errors import ApplicationError, ConflictError
-from ledger import posting
+from fairness.canonical import canonical_json_float_free
 from ledger.models import IdempotencyRecord
 
 _KEY = re.compile(r"[A-Za-z0-9._:\-]{1,100}")
 
 Perform = Callable[[str, str], tuple[int, dict[str, Any]]]
+
+
+def fingerprint(payload: Mapping[str, Any]) -> str:
+    """sha256 of the canonical JSON of what a request asked for (sorted keys, no spaces,
+    UTF-8: `json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`,
+    written by orjson: the same bytes for every payload without a float)."""
+    return hashlib.sha256(canonical_json_float_free(payload)).hexdigest()
+
+
+def key_reused_error(idempotency_key: str) -> ApplicationError:
+    return ApplicationError(
+        "This Idempotency-Key was already used for a different request.",
+        code="idempotency_key_reused",
+        status_code=422,
+        extra={"idempotency_key": idempotency_key},
+    )
 
 
 def idempotency_key_clean(raw: str | None) -> str:
@@ -54,7 +77,7 @@ def idempotent_request(
     are the same body). Returns (status, body, replayed).
     """
     scoped = f"{user_id}:{idempotency_key_clean(key)}"
-    request_fingerprint = posting.fingerprint({"operation": operation, "payload": payload})
+    request_fingerprint = fingerprint({"operation": operation, "payload": payload})
     try:
         with transaction.atomic(durable=True):
             if connection.vendor == "postgresql":
@@ -65,7 +88,7 @@ def idempotent_request(
             record = IdempotencyRecord.objects.filter(key=scoped).first()
             if record is not None:
                 if record.fingerprint != request_fingerprint:
-                    raise posting.key_reused_error(key or "")
+                    raise key_reused_error(key or "")
                 return record.status_code, record.response, True
             status, body = perform(f"request:{scoped}", request_fingerprint)
             IdempotencyRecord.objects.create(

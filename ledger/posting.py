@@ -7,7 +7,6 @@ or balances.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +18,7 @@ from django.utils import timezone
 from casino.platform import rawsql
 from casino.platform.errors import ApplicationError
 from fairness import transparency
-from fairness.canonical import canonical_json_float_free
+from ledger.idempotency import key_reused_error
 from ledger.models import (
     NEGATIVE_CAPABLE_TYPES,
     AccountType,
@@ -81,13 +80,6 @@ def may_go_negative(account_type: str) -> bool:
     """Whether this account type may go below zero under the current configuration."""
     allowed: list[str] = settings.LEDGER_NEGATIVE_BALANCE_TYPES
     return account_type in NEGATIVE_CAPABLE_TYPES and account_type in allowed
-
-
-def fingerprint(payload: Mapping[str, Any]) -> str:
-    """sha256 of the canonical JSON of what a request asked for (sorted keys, no spaces,
-    UTF-8: `json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`,
-    written by orjson: the same bytes for every payload without a float)."""
-    return hashlib.sha256(canonical_json_float_free(payload)).hexdigest()
 
 
 @dataclass
@@ -253,15 +245,6 @@ def find_entry(idempotency_key: str, entry_fingerprint: str) -> JournalEntry | N
     if found[1] != entry_fingerprint:
         raise key_reused_error(idempotency_key)
     return JournalEntry.objects.get(pk=found[0])
-
-
-def key_reused_error(idempotency_key: str) -> ApplicationError:
-    return ApplicationError(
-        "This Idempotency-Key was already used for a different request.",
-        code="idempotency_key_reused",
-        status_code=422,
-        extra={"idempotency_key": idempotency_key},
-    )
 
 
 def insufficient_funds(row: LockedAccount, needed: int) -> ApplicationError:

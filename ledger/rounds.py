@@ -19,6 +19,7 @@ from django.db.models import Sum
 
 from casino.platform.errors import ConflictError
 from ledger import posting
+from ledger.idempotency import fingerprint, key_reused_error
 from ledger.models import Account, AccountType, EntryKind, EscrowState, JournalEntry, Posting
 
 UserRef = Any  # a user instance, or its primary key (int or the engine's str(user.pk))
@@ -76,7 +77,7 @@ def round_stake_post(
     user_id = user_id_of(user)
     player = posting.player_available(user_id)
     escrow = posting.round_escrow(round_ref)
-    entry_fingerprint = posting.fingerprint(
+    entry_fingerprint = fingerprint(
         {
             "op": "round_stake",
             "round": round_ref,
@@ -157,7 +158,7 @@ def round_settle_post(
     house = [posting.HOUSE_FEE_REVENUE]
     if house_banked:
         house.append(posting.HOUSE_BANKROLL)
-    entry_fingerprint = posting.fingerprint(
+    entry_fingerprint = fingerprint(
         {
             "op": "round_settle",
             "round": round_ref,
@@ -181,7 +182,7 @@ def round_settle_post(
         )
         if existing:
             if any(e.fingerprint != entry_fingerprint for e in existing):
-                raise posting.key_reused_error(idempotency_key)
+                raise key_reused_error(idempotency_key)
             return existing
     _require_open(escrow_row, round_ref)
     pot = escrow_row.balance
@@ -254,7 +255,7 @@ def round_void_post(*, round_ref: str, idempotency_key: str) -> JournalEntry | N
     """
     reference = round_reference(round_ref)
     escrow = posting.round_escrow(round_ref)
-    entry_fingerprint = posting.fingerprint({"op": "round_void", "round": round_ref})
+    entry_fingerprint = fingerprint({"op": "round_void", "round": round_ref})
     for _attempt in range(3):
         nets = _round_nets(reference)
         specs = _void_specs(escrow, nets)

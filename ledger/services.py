@@ -17,6 +17,7 @@ from django.utils import timezone
 from casino.platform.errors import ApplicationError, ConflictError
 from ledger import posting
 from ledger.destinations import destination_clean
+from ledger.idempotency import fingerprint, key_reused_error
 from ledger.models import (
     EntryKind,
     JournalEntry,
@@ -64,7 +65,7 @@ def wallet_deposit_post(
         raise posting.LedgerInvariantError("a deposit must be > 0", code="amount_invalid")
     user_id = user_id_of(user)
     player = posting.player_available(user_id)
-    fp = entry_fingerprint or posting.fingerprint(
+    fp = entry_fingerprint or fingerprint(
         {"op": "deposit", "user": user_id, "amount": amount_micro, "source": source}
     )
     rows = posting.lock_accounts([player, posting.EXTERNAL])
@@ -151,7 +152,7 @@ def withdrawal_request_post(
     asked: dict[str, object] = {"op": "withdrawal_request", "user": user_id, "amount": amount_micro}
     if network:  # without a destination: the fingerprint of the requests made before them
         asked.update(network=network, address=address)
-    fp = entry_fingerprint or posting.fingerprint(asked)
+    fp = entry_fingerprint or fingerprint(asked)
     rows = posting.lock_accounts([available, pending])
     existing = posting.find_entry(idempotency_key, fp)
     if existing is not None:
@@ -197,7 +198,7 @@ def _withdrawal_resolve(
     *, withdrawal_id: int, staff: UserRef, idempotency_key: str, complete: bool
 ) -> WithdrawalRequest:
     kind = EntryKind.WITHDRAWAL_COMPLETED if complete else EntryKind.WITHDRAWAL_CANCELLED
-    fp = posting.fingerprint({"op": kind, "withdrawal": withdrawal_id})
+    fp = fingerprint({"op": kind, "withdrawal": withdrawal_id})
     # The request row first, then accounts: every resolver takes locks in the same order.
     withdrawal = WithdrawalRequest.objects.select_for_update().filter(pk=withdrawal_id).first()
     if withdrawal is None:
@@ -208,7 +209,7 @@ def _withdrawal_resolve(
         resolution = withdrawal.resolution_entry
         if resolution is not None and resolution.idempotency_key == idempotency_key:
             if resolution.fingerprint != fp:
-                raise posting.key_reused_error(idempotency_key)
+                raise key_reused_error(idempotency_key)
             return withdrawal
         raise ConflictError(
             f"This withdrawal is already {withdrawal.status}.",
@@ -219,7 +220,7 @@ def _withdrawal_resolve(
     target = posting.EXTERNAL if complete else posting.player_available(withdrawal.user_id)
     rows = posting.lock_accounts([pending, target])
     if posting.find_entry(idempotency_key, fp) is not None:
-        raise posting.key_reused_error(idempotency_key)
+        raise key_reused_error(idempotency_key)
     entry = posting.post(
         kind=kind,
         reference=withdrawal_reference(withdrawal.pk),

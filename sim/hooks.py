@@ -123,7 +123,7 @@ class FaultHooks:
         ("casino.rounds.projections", "project"),
         ("casino.rounds.money", "post_legs"),
         ("casino.rounds.seeds", "receipt_store"),
-        ("casino.rounds.observers", "in_transaction"),
+        ("casino.rounds.services", "observers_in_transaction"),
     )
 
     def __init__(self) -> None:

@@ -186,7 +186,7 @@ def act(
         # The key's record is the first write of the command's transaction, its answer the
         # last: they commit (or roll back) with the command. The service locks the round
         # only if the caller plays in it (else 403/404, and the key stays free).
-        return answer(
+        return claim.answer(
             services.round_command(
                 round_id=round_id, command=engine_command, hook=claim, participant=pk
             )
@@ -223,7 +223,7 @@ def deal(*, user: AbstractBaseUser, table_id: int, body: Any, key: str | None) -
 
     def perform(claim: Claim) -> tuple[int, dict[str, Any]]:
         deal_limits(table=table, user=user, mode=mode, bets=bets)  # before the balance
-        return answer(
+        return claim.answer(
             tables.table_deal(
                 table=table,
                 user=user,

@@ -22,8 +22,8 @@ from casino.engine.views import Viewer, view
 from casino.models import Round, RoundPlayer, Table
 from casino.platform import rawsql
 from casino.platform.errors import ApplicationError
+from casino.rounds.publish import round_view_out
 from casino.rounds.services import RoundResult
-from casino.rounds.viewjson import round_view_out
 
 ROUND_ID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 

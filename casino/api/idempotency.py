@@ -47,10 +47,9 @@ from rest_framework.response import Response
 
 from casino.platform import rawsql
 from casino.platform.errors import ApplicationError, ConflictError, NotYours, error_body
+from casino.rounds.publish import usdc_any
 from casino.rounds.services import HookExit, RoundResult
-from casino.rounds.viewjson import usdc_any
-from ledger import posting
-from ledger.idempotency import idempotency_key_clean
+from ledger.idempotency import fingerprint, idempotency_key_clean, key_reused_error
 from ledger.models import IdempotencyRecord
 
 HEADER = OpenApiParameter(
@@ -156,11 +155,12 @@ class Claim:
         self.record_id: int | None = None
         self.stored = False  # the answer (or the refusal's fate) is written in the transaction
         self.reused: ApplicationError | None = None
+        self._answered: tuple[RoundResult, Answer] | None = None  # what `commit` stored
 
     def _replay(self, found: tuple[Any, ...]) -> Replay:
-        fingerprint, status, response = found
-        if fingerprint != self.fingerprint:
-            self.reused = posting.key_reused_error(self.key)
+        stored_fingerprint, status, response = found
+        if stored_fingerprint != self.fingerprint:
+            self.reused = key_reused_error(self.key)
             raise self.reused
         if isinstance(response, str):  # SQLite hands the JSON back as text
             response = json.loads(response)
@@ -202,7 +202,9 @@ class Claim:
 
     def commit(self, result: RoundResult) -> None:
         assert self.respond is not None
-        self.store(*self.respond(result))
+        answer = self.respond(result)
+        self._answered = (result, answer)
+        self.store(*answer)
 
     def refuse(self, error: ApplicationError) -> None:
         assert self.record_id is not None
@@ -215,6 +217,14 @@ class Claim:
         self.store(error.status_code, error_body(error.code, error.message, error.extra))
 
     # ----------------------------------------------------------------------------------------
+
+    def answer(self, result: RoundResult) -> Answer:
+        """The answer to the command's `result`: the one `commit` stored with it (built once),
+        else (a result `commit` never saw) built now."""
+        if self._answered is not None and self._answered[0] is result:
+            return self._answered[1]
+        assert self.respond is not None
+        return self.respond(result)
 
     def store(self, status: int, body: dict[str, Any]) -> None:
         """Inside the transaction that began with `begin`: the answer commits with the work."""
@@ -280,7 +290,7 @@ def idempotent_command(
         scoped=f"{user_id}:{clean}",
         key=clean,
         operation=operation,
-        fingerprint=posting.fingerprint({"operation": operation, "payload": payload}),
+        fingerprint=fingerprint({"operation": operation, "payload": payload}),
         respond=respond,
     )
     try:

@@ -1,5 +1,5 @@
 """The OpenAPI description of a round view: what a player sees of a round, as
-`casino.rounds.viewjson.round_view_out(casino.engine.views.view(state, viewer))` gives it.
+`casino.rounds.publish.round_view_out(casino.engine.views.view(state, viewer))` gives it.
 
 These serializers only describe: the view is built by the engine and its amounts printed by
 `round_view_out`; `RoundViewField` is the field that answers carry it in.
@@ -13,7 +13,7 @@ from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from casino.engine.views import ACTIONS
-from casino.rounds.viewjson import round_view_out
+from casino.rounds.publish import round_view_out
 
 PHASES = ["betting", "insurance", "playing", "dueling", "settled", "voided"]
 HAND_STATUSES = ["open", "stood", "bust", "blackjack", "even_money"]

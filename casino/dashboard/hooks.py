@@ -1,12 +1,14 @@
 """Hooks of the round service: the public stats rows, automatic flags and the stats ping.
 
-Both are observers of the round service (`casino.rounds.observers`, registered in
-`DashboardConfig.ready`). `in_round_transaction` writes a finished round's stats contributions
-inside the command's own transaction (in a savepoint), so they commit or roll back with the
-round and cost no transaction of their own, while a failure of theirs alone is logged and
-never fails the round. `after_round_commit` runs only for committed round events: a
-malfunction void or a win above `settings.REVIEW_WIN_THRESHOLD_MICRO` flags the round, and a
-finished round pings the stats WebSocket group.
+Both are observers of the round service (`casino.rounds.services.add_in_transaction` and
+`add_after_commit`, registered in `DashboardConfig.ready`) of the commands that append one of
+`FOLLOWS`: the round service calls them for no other command. `in_round_transaction` writes
+a finished round's stats contributions inside the command's own transaction (in a
+savepoint), so they commit or roll back with the round and cost no transaction of their own,
+while a failure of theirs alone is logged and never fails the round. `after_round_commit`
+runs only for committed round events: a malfunction void or a win above
+`settings.REVIEW_WIN_THRESHOLD_MICRO` flags the round, and a finished round pings the stats
+WebSocket group.
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ from casino.platform import rawsql
 from ledger.money import usdc
 
 logger = logging.getLogger(__name__)
+
+# The event types the stats rows and the automatic flags follow: a round settled or voided.
+FOLLOWS = ("RoundSettled", "RoundVoided")
 
 
 def player_nets(settled: RoundSettled) -> dict[str, int]:
@@ -87,7 +92,7 @@ def profile_for_new_player(sender: Any, instance: Any, created: bool, **kwargs: 
 
 
 def _stats_moved(state: RoundState, events: Sequence[StoredEvent]) -> bool:
-    return state.finished and any(e.type in ("RoundSettled", "RoundVoided") for e in events)
+    return state.finished and any(e.type in FOLLOWS for e in events)
 
 
 def in_round_transaction(round_id: str, state: RoundState, events: Sequence[StoredEvent]) -> None:

@@ -47,7 +47,7 @@ class StoredEvent(models.Model):
 
     def stored_body(self) -> dict[str, Any]:
         """The hashed body as stored (before any upcasting)."""
-        # `_stored`: set where the row was upcast (rows.py); read from __dict__, since a getattr
+        # `_stored`: set where the row was upcast (store.py); read from __dict__, since a getattr
         # that misses builds and drops an AttributeError.
         stored = self.__dict__.get("_stored")
         schema_version, data = stored or (self.schema_version, self.data)

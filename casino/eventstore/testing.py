@@ -9,8 +9,7 @@ from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 
-from casino.eventstore.rows import TABLE
-from casino.eventstore.store import _heads
+from casino.eventstore.store import TABLE, _heads
 
 
 def purge_events_for_tests(*, using: str = DEFAULT_DB_ALIAS) -> None:

@@ -57,7 +57,7 @@ from rest_framework.exceptions import ValidationError
 
 from casino.api import commands
 from casino.api.bench import FANOUT_GROUP
-from casino.api.parsers import has_lone_surrogate
+from casino.api.plumbing import has_lone_surrogate
 from casino.engine.views import Viewer
 from casino.eventstore.store import load
 from casino.models import Round, RoundStatus, Table

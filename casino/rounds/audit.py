@@ -30,8 +30,7 @@ from casino.engine.audit import reenact
 from casino.engine.events import RoundOpened
 from casino.eventstore.integrity import verify_stream
 from casino.eventstore.models import StoredEvent, format_recorded_at
-from casino.eventstore.rows import decode_json_page
-from casino.eventstore.store import load, load_bundle_events, load_many
+from casino.eventstore.store import decode_json_page, load, load_bundle_events, load_many
 from casino.models import Round, RoundStatus
 from casino.rounds.money import recorded_nets_many, round_legs_problems
 from fairness.bundle import chain_line, line_format

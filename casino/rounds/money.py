@@ -28,7 +28,7 @@ from casino.engine.events import (
     RoundSettled,
     RoundVoided,
 )
-from casino.engine.money import FEES, HOUSE, NO_MONEY_EVENTS, ROUND, ledger_legs
+from casino.engine.money import FEES, HOUSE, MONEY_EVENTS, NO_MONEY_EVENTS, ROUND, ledger_legs
 from casino.engine.rules import DUEL
 from casino.engine.state import RoundState
 from casino.eventstore.models import StoredEvent
@@ -41,11 +41,17 @@ from ledger.rounds import (
     round_void_post,
 )
 
+# The events `post_legs` posts: those the engine says move money, and RoundOpened (the
+# round's escrow). A command that appends none of them has nothing to post, and the round
+# service does not call it.
+POSTED: Final = (RoundOpened, *MONEY_EVENTS)
+
 
 def post_legs(
     *, round_id: str, state: RoundState, events: Sequence[Event], stored: Sequence[StoredEvent]
 ) -> None:
-    """Post the ledger entries of freshly appended `events` (aligned with `stored`)."""
+    """Post the ledger entries of freshly appended `events` (aligned with `stored`); only the
+    events of `POSTED` post anything."""
     for event, record in zip(events, stored, strict=True):
         key = f"round:{round_id}:v{record.version}"
         if isinstance(event, RoundOpened):

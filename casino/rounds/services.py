@@ -9,12 +9,18 @@ Inside one `transaction.atomic(durable=True)`, in order:
 6. post the ledger legs those events imply (`casino.rounds.money`);
 7. update the read models (`casino.rounds.projections`) and, at the end, sign the receipt;
 8. after commit (`_after_commit`): push every viewer's view (`casino.rounds.publish`), run the
-   observers of other apps (`casino.rounds.observers`: the dashboard), nudge the next deadline
+   observers of other apps (below: the dashboard's), nudge the next deadline
    (`casino.rounds.nudges`).
 
 A caller may add its own work to that transaction with a `CommandHook` (the Idempotency-Key's
 record: its first write, and the stored answer, commit or roll back with the command). DEAL
 (`round_deal`) opens a round and places the bet in one transaction.
+
+An app above this one that must follow every command of some kind (the dashboard's stats rows
+and flags) registers an observer from its `AppConfig.ready`, naming the event types it follows:
+`add_in_transaction` (called inside the command's transaction with its new events; a failure
+fails the command), `add_after_commit` (called once it committed; a failure is logged). A
+command that appended none of those types does not call it.
 
 A domain error is the player's mistake: nothing is written except the events of a deadline
 that had already expired. Any other exception is a malfunction: the transaction rolls back,
@@ -29,7 +35,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -58,7 +64,7 @@ from casino.models import PlayerPreferences, Round, Table, TableStatus
 from casino.platform import layersend, rawsql
 from casino.platform.errors import ApplicationError, NotYours
 from casino.rounds import money as roundmoney
-from casino.rounds import nudges, observers, projections, publish, seeds
+from casino.rounds import nudges, projections, publish, seeds
 from casino.rounds.stream import round_load
 from fairness import beaconsource
 from fairness.models import ClientSeed
@@ -113,6 +119,43 @@ class CommandHook(Protocol):
 
     def refuse(self, error: ApplicationError) -> None:
         """The command is refused but the transaction commits (an expired deadline's events)."""
+
+
+Observer = Callable[[str, RoundState, Sequence[StoredEvent]], None]
+_in_transaction: list[tuple[Observer, frozenset[str]]] = []
+_after_commit_observers: list[tuple[Observer, frozenset[str]]] = []
+
+
+def add_in_transaction(observer: Observer, *, types: Iterable[str]) -> None:
+    """Call `observer(round_id, state, events)` inside each command's transaction that
+    appends an event of one of `types` (a failure fails the command: nothing commits)."""
+    if all(found is not observer for found, _ in _in_transaction):
+        _in_transaction.append((observer, frozenset(types)))
+
+
+def add_after_commit(observer: Observer, *, types: Iterable[str]) -> None:
+    """Call `observer(round_id, state, events)` once a command that appended an event of one
+    of `types` committed (a failure is logged; the round stays committed)."""
+    if all(found is not observer for found, _ in _after_commit_observers):
+        _after_commit_observers.append((observer, frozenset(types)))
+
+
+def _following(
+    registered: Sequence[tuple[Observer, frozenset[str]]], events: Sequence[StoredEvent]
+) -> list[Observer]:
+    """The observers, in registration order, that follow a type among `events`."""
+    if not registered:
+        return []
+    appended = {e.type for e in events}
+    return [observer for observer, types in registered if not types.isdisjoint(appended)]
+
+
+def observers_in_transaction(
+    *, round_id: str, state: RoundState, events: Sequence[StoredEvent]
+) -> None:
+    """Inside the command's transaction: the observers that follow one of its new events."""
+    for observer in _following(_in_transaction, events):
+        observer(round_id, state, events)
 
 
 def now_ms() -> int:
@@ -444,7 +487,8 @@ def _execute(
         )
         if table is not None and appended:  # a new round: its open goes into the public log
             seeds.opened_log(round_id=round_id, opened=state.opened, event=appended[0])
-        roundmoney.post_legs(round_id=round_id, state=state, events=new, stored=appended)
+        if any(isinstance(e, roundmoney.POSTED) for e in new):  # else no money moves
+            roundmoney.post_legs(round_id=round_id, state=state, events=new, stored=appended)
         projection = projections.project(
             round_id=round_id,
             state=state,
@@ -459,7 +503,7 @@ def _execute(
             seeds.receipt_store(round_id=round_id, stored=[*stored, *appended], first=revealed_now)
         if appended:
             _chain_mark(state, appended)
-            observers.in_transaction(round_id=round_id, state=state, events=appended)
+            observers_in_transaction(round_id=round_id, state=state, events=appended)
             transaction.on_commit(partial(_after_commit, round_id, state, tuple(appended)))
             _folded_keep(round_id, (*stored, *appended), state)
         result = RoundResult(round=projection, state=state, events=appended)
@@ -480,7 +524,7 @@ def _after_commit(round_id: str, state: RoundState, events: Sequence[StoredEvent
     lost nudge is caught by the deadline sweep."""
     try:
         with layersend.batched():  # every push of the command goes out together, in order
-            for push in (publish.publish_round, *observers.after_commit()):
+            for push in (publish.publish_round, *_following(_after_commit_observers, events)):
                 try:
                     push(round_id, state, events)
                 except Exception:

@@ -62,9 +62,7 @@ def record_beacon(round_id: str) -> str:
     if signature is None:
         return "waiting"
     try:
-        round_record_beacon(
-            round_id=round_id, beacon_round=state.beacon_round, signature=signature
-        )
+        round_record_beacon(round_id=round_id, beacon_round=state.beacon_round, signature=signature)
     except ApplicationError as error:
         logger.info("beacon for round %s refused: %s", round_id, error.code)
         return error.code

@@ -2,7 +2,7 @@
 
 Django answered some of them with its own HTML pages: the technical 404 page in DEBUG (a
 negative table id, an unknown path), a body over DATA_UPLOAD_MAX_MEMORY_SIZE (a 400 page) and
-any unexpected exception (the 500 page). `casino.api.middleware.ApiErrorMiddleware` shapes
+any unexpected exception (the 500 page). `casino.api.plumbing.ApiErrorMiddleware` shapes
 them; a body too large is a 413.
 """
 

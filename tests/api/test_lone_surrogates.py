@@ -17,7 +17,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.exceptions import ParseError
 from rest_framework.test import APIClient
 
-from casino.api.parsers import JSONParser, has_lone_surrogate
+from casino.api.plumbing import JSONParser, has_lone_surrogate
 from casino.tables.services import demo_table
 from ledger.models import IdempotencyRecord
 from tests.api.conftest import make_player

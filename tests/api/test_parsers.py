@@ -1,4 +1,4 @@
-"""casino.api.parsers.JSONParser gives DRF's JSONParser's value or its very error."""
+"""casino.api.plumbing.JSONParser gives DRF's JSONParser's value or its very error."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from rest_framework import parsers
 from rest_framework.exceptions import ParseError
 
-from casino.api.parsers import JSONParser
+from casino.api.plumbing import JSONParser
 
 documents = st.recursive(
     st.none()

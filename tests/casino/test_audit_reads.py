@@ -16,8 +16,8 @@ from django.db.models import Sum
 
 from casino.engine.events import EVENT_TYPES
 from casino.engine.money import MONEY_EVENTS, NO_MONEY_EVENTS, ledger_legs
-from casino.eventstore import rows
-from casino.eventstore.rows import FAST_ROW_LIMIT, decode_json_page
+from casino.eventstore import store
+from casino.eventstore.store import FAST_ROW_LIMIT, decode_json_page
 from casino.rounds.money import _abstract_account, recorded_nets_many
 from casino.tables.play import play
 from fairness.replay import load_decoders
@@ -59,7 +59,7 @@ PAGES = [
 
 
 def test_msgspec_is_installed() -> None:
-    assert rows._FAST_PAGE is not None  # a dependency (requirements.txt): the fast path runs
+    assert store._FAST_PAGE is not None  # a dependency (requirements.txt): the fast path runs
 
 
 @pytest.mark.parametrize("texts", PAGES)

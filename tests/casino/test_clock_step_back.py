@@ -53,12 +53,7 @@ def test_rounds_played_while_the_clock_steps_back_verify(
         monkeypatch.setattr(services, "_chain_marks", _Forgetful())
     clock = _SteppingBack(datetime.now(store.UTC))
 
-    class SteppingDatetime(datetime):
-        @classmethod
-        def now(cls, tz: Any = None) -> SteppingDatetime:  # type: ignore[override]
-            return clock.tick()  # type: ignore[return-value]
-
-    monkeypatch.setattr(store, "datetime", SteppingDatetime)
+    monkeypatch.setattr(store, "recorded_now", clock.tick)
     monkeypatch.setattr(services, "now_ms", lambda: int(clock.tick().timestamp() * 1000))
     played = play(ruleset="classic", rounds=6, players=1, seed=3).round_ids
     assert clock.reads > 20  # the clock stepped back several times within rounds

@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger.posting import fingerprint
+from ledger.idempotency import fingerprint
 
 payloads = st.dictionaries(
     st.text(max_size=8),

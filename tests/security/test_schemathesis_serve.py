@@ -42,7 +42,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from casino.api.parsers import has_lone_surrogate
+from casino.api.plumbing import has_lone_surrogate
 from tests.api.conftest import make_player
 from tests.security.test_schemathesis import real_ids, with_real_ids
 
