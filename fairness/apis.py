@@ -194,7 +194,8 @@ class RoundProofApi(APIView):
         bundle = serializers.DictField(help_text="one line of the JSON Lines bundle format")
         log = serializers.DictField(
             help_text="the round's leaves in the transparency log once sequenced: round_opened "
-            "(index or null), round_receipt (indices), pending (leaves not yet sequenced)"
+            "(index or null), round_receipt (indices), pending (leaves not yet sequenced), "
+            "max_merge_delay_s (the longest a leaf waits to be sequenced)"
         )
 
     @extend_schema(

@@ -370,7 +370,7 @@ def leaves(start: int, end: int) -> list[LogLeaf]:
 
 def round_leaves(round_id: str) -> dict[str, Any]:
     """A round's leaf indices once sequenced: its round_opened and its receipts (a late void
-    adds a second receipt)."""
+    adds a second receipt), how many of its leaves still wait, and for how long at most."""
     rows = LogLeaf.objects.filter(ref=round_id).order_by("index").values_list("kind", "index")
     opened: int | None = None
     receipts: list[int] = []
@@ -380,7 +380,12 @@ def round_leaves(round_id: str) -> dict[str, Any]:
         elif kind == "round_receipt":
             receipts.append(index)
     pending = LogPending.objects.filter(ref=round_id).count()
-    return {"round_opened": opened, "round_receipt": receipts, "pending": pending}
+    return {
+        "round_opened": opened,
+        "round_receipt": receipts,
+        "pending": pending,
+        "max_merge_delay_s": max_merge_delay_s(),
+    }
 
 
 def _b64(value: bytes) -> str:

@@ -83,6 +83,7 @@ def test_a_round_queues_its_open_its_money_and_its_receipt_and_the_sequencer_log
     assert receipt_leaf["signature"] == proof["signature"]
     log = proof["log"]
     assert log["pending"] == 0 and len(log["round_receipt"]) == 1
+    assert log["max_merge_delay_s"] == 10.0  # what the verify page tells a pending round
     index = log["round_opened"]
     assert LogLeaf.objects.get(index=index).kind == "round_opened"
     # The leaf's inclusion at the checkpoint's size verifies against the signed root.

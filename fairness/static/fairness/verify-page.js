@@ -617,7 +617,8 @@ async function showLog(body) {
   }
   const receiptsAt = Array.isArray(log.round_receipt) ? log.round_receipt : [];
   if (log.pending > 0 || log.round_opened === null || log.round_opened === undefined || !receiptsAt.length) {
-    logVerdict("pending", "Not in the public log yet: the log adds rounds within 10 s; check again shortly.");
+    const within = Number.isFinite(log.max_merge_delay_s) ? `${log.max_merge_delay_s} s` : "seconds";
+    logVerdict("pending", `Not in the public log yet: the log adds rounds within ${within}; check again shortly.`);
     return;
   }
   logVerdict("not-run", "Public log: checking the round's leaves against the signed checkpoint…");
