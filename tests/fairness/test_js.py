@@ -43,7 +43,7 @@ def test_node_checks_the_published_vectors() -> None:
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "# fail 0" in out.stdout and "# pass 16" in out.stdout
+    assert "# fail 0" in out.stdout and "# pass 17" in out.stdout
 
 
 shoe_inputs = st.tuples(
