@@ -117,19 +117,24 @@ def step(
         return _open(command, now_ms, shoe)  # type: ignore[arg-type]
     if state is None:
         raise DomainError(E.ROUND_NOT_OPEN, "open the round first")
-    run = start_run(state, now_ms, shoe)
+    run = Run()  # start_run, inlined: every command after the opening comes here
+    run.state = state
+    run.now_ms = now_ms
+    run.shoe = shoe
+    run.events = []
     round_command = _ROUND_COMMANDS.get(kind)  # valid whatever the phase
     if round_command is not None:
         round_command(run, command)
     else:
-        if state.phase in _FINISHED:  # state.finished, inlined
-            raise DomainError(E.ROUND_FINISHED, f"the round is {state.phase}")
+        phase = state.phase
+        if phase in _FINISHED:  # state.finished, inlined
+            raise DomainError(E.ROUND_FINISHED, f"the round is {phase}")
         deadline = state.deadline_ms
         if deadline is not None and now_ms >= deadline:
             raise DomainError(E.DEADLINE_PASSED, "a deadline passed: apply expire() first")
         if kind is RecordBeacon:
             _record_beacon(run, command)  # type: ignore[arg-type]
-        elif state.phase == BEACON:
+        elif phase == BEACON:
             raise DomainError(
                 E.ACTION_NOT_ALLOWED, f"the deal waits for beacon round {state.beacon_round}"
             )
@@ -190,15 +195,17 @@ def _play(run: Run, command: PlayerCommand) -> None:
     if kind is PlaceBet:
         _place_bet(run, command)  # type: ignore[arg-type]
         return
-    seat = _seat(s, command.player_id)
-    if s.rules.kind == DUEL:
+    if s.rules.kind == DUEL:  # a duel's hit and stand find the player's box (or refuse, as _seat)
         if kind is Hit:
             duel.hit(run, command.player_id)
         elif kind is Stand:
             duel.stand(run, command.player_id)
         else:
+            _seat(s, command.player_id)
             raise DomainError(E.ACTION_NOT_ALLOWED, "duel allows hit and stand only")
-    elif kind is Hit:
+        return
+    seat = _seat(s, command.player_id)
+    if kind is Hit:
         banked.hit(run, command, seat.safety_net and s.rules.safety_net_available)  # type: ignore[arg-type]
     else:
         action = _BANKED_ACTIONS.get(kind)

@@ -325,10 +325,19 @@ def _turn(m: Working, e: TurnStarted) -> None:
 
 def _stood(m: Working, e: PlayerStood) -> None:
     boxes = m[_BOXES]
-    i = _find_box(boxes, e.player_id, e.box)
-    box = boxes[i]
-    hand = _new(Hand, (*box.hands[e.hand][:-1], STOOD))  # status is the last field
-    m[_BOXES] = _replaced(boxes, i, _with_hand(box, e.hand, hand))
+    player_id, number, h = e.player_id, e.box, e.hand
+    i = 0  # _find_box and _with_hand inlined, as in _player_card: every stand folds here
+    for b in boxes:
+        if b.box == number and b.player_id == player_id:
+            break
+        i += 1
+    else:
+        _find_box(boxes, player_id, number)  # refuses it
+    player_id, number, bet, hands, insurance, insurance_status = boxes[i]
+    hand = _new(Hand, (*hands[h][:-1], STOOD))  # status is the last field
+    hands = (hand,) if len(hands) == 1 else _replaced(hands, h, hand)
+    box = _new(Box, (player_id, number, bet, hands, insurance, insurance_status))
+    m[_BOXES] = (box,) if len(boxes) == 1 else _replaced(boxes, i, box)
     if m[_PHASE] != DUELING:  # in a duel the timer keeps running for the others
         m[_TURN] = -1
         m[_DEADLINE] = None

@@ -82,9 +82,15 @@ def duel_payouts(totals: list[tuple[int, bool]], stake: int, bps: int) -> tuple[
     """
     pot = stake * len(totals)
     fee = duel_fee(pot, bps)
-    ranks = [(22 if bj else total) if total <= 21 else -1 for total, bj in totals]
+    # Plain loops, no list comprehensions (each is a function call): this runs every duel round.
+    ranks = []
+    for total, bj in totals:
+        ranks.append((22 if bj else total) if total <= 21 else -1)
     best = max(ranks)
-    winners = [i for i, rank in enumerate(ranks) if rank == best]
+    winners = []
+    for i, rank in enumerate(ranks):
+        if rank == best:
+            winners.append(i)
     share, remainder = divmod(pot - fee, len(winners))
     gross = [0] * len(totals)
     for n, i in enumerate(winners):
