@@ -264,8 +264,13 @@ def _player_card(m: Working, e: PlayerCardDealt) -> None:
     hand = _add_cards(hands[h], (e.card,), (position,))
     hands = (hand,) if len(hands) == 1 else _replaced(hands, h, hand)
     box = _new(Box, (player_id, number, bet, hands, insurance, insurance_status))
-    m[_BOXES] = (box,) if len(boxes) == 1 else _replaced(boxes, i, box)
-    if hand.status != OPEN and turn == i and m[_TURN_HAND] == h:
+    if len(boxes) == 1:
+        m[_BOXES] = (box,)
+    else:  # _replaced, inlined
+        changed = list(boxes)
+        changed[i] = box
+        m[_BOXES] = tuple(changed)
+    if turn == i and hand.status != OPEN and m[_TURN_HAND] == h:
         m[_TURN] = -1  # the hand in turn is over
         m[_DEADLINE] = None
 
@@ -337,7 +342,12 @@ def _stood(m: Working, e: PlayerStood) -> None:
     hand = _new(Hand, (*hands[h][:-1], STOOD))  # status is the last field
     hands = (hand,) if len(hands) == 1 else _replaced(hands, h, hand)
     box = _new(Box, (player_id, number, bet, hands, insurance, insurance_status))
-    m[_BOXES] = (box,) if len(boxes) == 1 else _replaced(boxes, i, box)
+    if len(boxes) == 1:
+        m[_BOXES] = (box,)
+    else:  # _replaced, inlined
+        changed = list(boxes)
+        changed[i] = box
+        m[_BOXES] = tuple(changed)
     if m[_PHASE] != DUELING:  # in a duel the timer keeps running for the others
         m[_TURN] = -1
         m[_DEADLINE] = None
@@ -556,14 +566,15 @@ def fold_duel_opening(
     boxes = []
     for i, bet in enumerate(bets):
         player_id = participants[i].player_id
-        first, second = cards[i], cards[n + i]
+        at = n + i  # the seat's second card
+        first, second = cards[i], cards[at]
         if (
             bet.player_id != player_id
             or bet.box != 0
             or type(first) is not PlayerCardDealt
             or type(second) is not PlayerCardDealt
             or first.position != i
-            or second.position != n + i
+            or second.position != at
             or first.player_id != player_id
             or second.player_id != player_id
             or first.box != 0
@@ -573,7 +584,7 @@ def fold_duel_opening(
         ):
             return fold_deal(state, [*bets, closed], cards, (timer,))
         amount = bet.amount
-        hand = _add_cards(_bet_hand(amount), (first.card, second.card), (i, n + i))
+        hand = _add_cards(_bet_hand(amount), (first.card, second.card), (i, at))
         boxes.append(_new(Box, (player_id, 0, amount, (hand,), 0, INS_NONE)))
     m = list(state)
     _closed(m, closed)
