@@ -310,7 +310,7 @@ def _open(command: OpenRound, now_ms: int, shoe: Shoe | None) -> tuple[list[Even
     if rules.kind == DUEL:  # 004: "all players betting the set limit", then the deal
         if shoe is None:
             raise DomainError(E.SHOE_REQUIRED, "closing betting deals cards: pass the round's shoe")
-        if awaits_beacon(run.state):
+        if command.beacon is not None and awaits_beacon(run.state):  # no beacon: no wait
             participants = command.participants
             stake = command.options.stake
             run.emit_all([new_bet_placed(p.player_id, 0, stake) for p in participants])

@@ -93,8 +93,10 @@ class Run:
         self.emit_all(events if hole is None else [hole, *events])
 
     def emit_duel_end(self, revealed: CardsRevealed, settled: RoundSettled) -> None:
-        """The end of a duel: every hidden card shown, then the settlement."""
-        self.emit_all((revealed, settled))
+        """The end of a duel: every hidden card shown, then the settlement (`evolve.fold`)."""
+        events = (revealed, settled)
+        self.state = fold(self.state, events)
+        self.events.extend(events)
 
     def emit_turn(self, event: TurnStarted, index: int) -> None:
         """emit(event). `index` (the box's place in state.boxes) is not needed: the fold
