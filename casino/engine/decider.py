@@ -122,9 +122,8 @@ def step(
     run.now_ms = now_ms
     run.shoe = shoe
     run.events = []
-    round_command = _ROUND_COMMANDS.get(kind)  # valid whatever the phase
-    if round_command is not None:
-        round_command(run, command)
+    if kind in _ROUND_COMMANDS:  # valid whatever the phase
+        _ROUND_COMMANDS[kind](run, command)
     else:
         phase = state.phase
         if phase in _FINISHED:  # state.finished, inlined
