@@ -117,19 +117,23 @@ def step(
         return _open(command, now_ms, shoe)  # type: ignore[arg-type]
     if state is None:
         raise DomainError(E.ROUND_NOT_OPEN, "open the round first")
-    run = start_run(state, now_ms, shoe)
-    round_command = _ROUND_COMMANDS.get(kind)  # valid whatever the phase
-    if round_command is not None:
-        round_command(run, command)
+    run = Run()  # start_run, inlined: every command after the opening comes here
+    run.state = state
+    run.now_ms = now_ms
+    run.shoe = shoe
+    run.events = []
+    if kind in _ROUND_COMMANDS:  # valid whatever the phase
+        _ROUND_COMMANDS[kind](run, command)
     else:
-        if state.phase in _FINISHED:  # state.finished, inlined
-            raise DomainError(E.ROUND_FINISHED, f"the round is {state.phase}")
+        phase = state.phase
+        if phase in _FINISHED:  # state.finished, inlined
+            raise DomainError(E.ROUND_FINISHED, f"the round is {phase}")
         deadline = state.deadline_ms
         if deadline is not None and now_ms >= deadline:
             raise DomainError(E.DEADLINE_PASSED, "a deadline passed: apply expire() first")
         if kind is RecordBeacon:
             _record_beacon(run, command)  # type: ignore[arg-type]
-        elif state.phase == BEACON:
+        elif phase == BEACON:
             raise DomainError(
                 E.ACTION_NOT_ALLOWED, f"the deal waits for beacon round {state.beacon_round}"
             )
@@ -190,15 +194,17 @@ def _play(run: Run, command: PlayerCommand) -> None:
     if kind is PlaceBet:
         _place_bet(run, command)  # type: ignore[arg-type]
         return
-    seat = _seat(s, command.player_id)
-    if s.rules.kind == DUEL:
+    if s.rules.kind == DUEL:  # a duel's hit and stand find the player's box (or refuse, as _seat)
         if kind is Hit:
             duel.hit(run, command.player_id)
         elif kind is Stand:
             duel.stand(run, command.player_id)
         else:
+            _seat(s, command.player_id)
             raise DomainError(E.ACTION_NOT_ALLOWED, "duel allows hit and stand only")
-    elif kind is Hit:
+        return
+    seat = _seat(s, command.player_id)
+    if kind is Hit:
         banked.hit(run, command, seat.safety_net and s.rules.safety_net_available)  # type: ignore[arg-type]
     else:
         action = _BANKED_ACTIONS.get(kind)
@@ -303,7 +309,7 @@ def _open(command: OpenRound, now_ms: int, shoe: Shoe | None) -> tuple[list[Even
     if rules.kind == DUEL:  # 004: "all players betting the set limit", then the deal
         if shoe is None:
             raise DomainError(E.SHOE_REQUIRED, "closing betting deals cards: pass the round's shoe")
-        if awaits_beacon(run.state):
+        if command.beacon is not None and awaits_beacon(run.state):  # no beacon: no wait
             participants = command.participants
             stake = command.options.stake
             run.emit_all([new_bet_placed(p.player_id, 0, stake) for p in participants])

@@ -12,8 +12,10 @@ from casino.engine.errors import DomainError
 from casino.engine.events import (
     CardsRevealed,
     DealerCardDealt,
+    HandResult,
     PlayerCardDealt,
     PlayerStood,
+    RevealedCard,
     RoundSettled,
     client_material,
     new_bet_placed,
@@ -26,7 +28,7 @@ from casino.engine.events import (
 )
 from casino.engine.run import Run
 from casino.engine.settle import duel_payouts
-from casino.engine.state import DUELING, OPEN
+from casino.engine.state import DUELING, OPEN, Box
 
 
 def deal(run: Run) -> None:
@@ -52,7 +54,9 @@ def bet_and_deal(run: Run, stake: int) -> None:
     folded once for all of them (`Run.emit_duel_opening`)."""
     s = run.state
     participants = s.opened.participants
-    bets = [new_bet_placed(p.player_id, 0, stake) for p in participants]
+    bets = []  # plain loops: a list comprehension is a function call more
+    for p in participants:
+        bets.append(new_bet_placed(p.player_id, 0, stake))
     closed = new_betting_closed(client_material(participants), run.now_ms)
     card_at = run.card_source()
     position = s.next_position
@@ -66,33 +70,31 @@ def bet_and_deal(run: Run, stake: int) -> None:
     finish_if_done(run)
 
 
-def _own_box(run: Run, player_id: str) -> int:
-    """The index in state.boxes of the player's box, if its hand may still act."""
+def _own_box(run: Run, player_id: str) -> Box:
+    """The player's box, if its hand may still act. Every seat of a duel has its box, so a
+    player without one is not seated: not_a_participant, as the decider's seat check says."""
     s = run.state
-    if s.phase != DUELING:
-        raise DomainError(E.ACTION_NOT_ALLOWED, "the duel is not in play")
-    for i, box in enumerate(s.boxes):
+    for box in s.boxes:
         if box.player_id == player_id:
+            if s.phase != DUELING:
+                raise DomainError(E.ACTION_NOT_ALLOWED, "the duel is not in play")
             if box.hands[0].status != OPEN:
                 raise DomainError(E.ACTION_NOT_ALLOWED, "your hand is already finished")
-            return i
-    raise DomainError(E.NOT_A_PARTICIPANT, "you are not in this duel")
+            return box
+    raise DomainError(E.NOT_A_PARTICIPANT, "you are not seated in this round")
 
 
 def hit(run: Run, player_id: str) -> None:
-    index = _own_box(run, player_id)
+    box = _own_box(run, player_id)
     position = run.state.next_position
     card = run.card_source()(position)
-    # The box's index is known here: fold without searching the boxes again.
-    run.emit_duel_card(
-        new_player_card(position, card, player_id, run.state.boxes[index].box, 0, True), index
-    )
+    run.emit(new_player_card(position, card, player_id, box.box, 0, True))
     finish_if_done(run)
 
 
 def stand(run: Run, player_id: str) -> None:
-    index = _own_box(run, player_id)
-    run.emit_duel_stood(new_player_stood(player_id, run.state.boxes[index].box, 0, False), index)
+    box = _own_box(run, player_id)
+    run.emit(new_player_stood(player_id, box.box, 0, False))
     finish_if_done(run)
 
 
@@ -110,32 +112,29 @@ def finish_if_done(run: Run) -> None:
     for b in boxes:  # runs after every duel action: a plain loop, no generator
         if b.hands[0].status == OPEN:
             return
-    # One pass over the boxes, plain loops and list displays, Hand.total and .is_blackjack
-    # inlined: this runs once per duel round (issue 3 speed work).
-    hidden: list[tuple[int, str, str]] = []
-    stakes: list[int] = []
-    totals: list[int] = []
+    # One pass over the boxes, plain loops (a list comprehension is a function call here),
+    # Hand.total and .is_blackjack inlined: this runs once per duel round.
+    s = run.state
+    shown: list[RevealedCard | None] = [None] * s.next_position
+    seats: list[tuple[str, int, int, int]] = []
     ranked: list[tuple[int, bool]] = []
     for b in boxes:
-        hand = b.hands[0]
-        player_id, cards, positions = b.player_id, hand.cards, hand.positions
+        player_id, number, _, hands, _, _ = b
+        cards, positions, stake, hard, has_ace, split, _, _, _ = hands[0]
         for k in range(1, len(cards)):  # every card after the face-up first one
-            hidden.append((positions[k], player_id, cards[k]))
-        hard = hand.hard
-        total = hard + 10 if hand.has_ace and hard <= 11 else hard
-        stakes.append(hand.stake)
-        totals.append(total)
-        ranked.append((total, hand.has_ace and hard == 11 and len(cards) == 2 and not hand.split))
-    hidden.sort()  # shoe order across the seats
-    revealed = CardsRevealed(tuple([new_revealed_card(p, pos, card) for pos, p, card in hidden]))
-    s = run.state
+            position = positions[k]
+            shown[position] = new_revealed_card(player_id, position, cards[k])
+        total = hard + 10 if has_ace and hard <= 11 else hard
+        seats.append((player_id, number, stake, total))
+        ranked.append((total, has_ace and hard == 11 and len(cards) == 2 and not split))
+    # Each card sits at its shoe position: what is left of the list is the shoe order.
+    revealed = CardsRevealed(tuple(filter(None, shown)))
     gross, fee = duel_payouts(ranked, s.opened.options.stake, s.rules.fee_bps_for(len(boxes)))
     # the pot shared by several, or one winner
     won = "split" if len(gross) - gross.count(0) > 1 else "win"
-    results = tuple(
-        [
-            new_hand_result(b.player_id, b.box, 0, won if g > 0 else "lose", stake, g, t)
-            for b, stake, g, t in zip(boxes, stakes, gross, totals, strict=True)
-        ]
-    )
-    run.emit_duel_end(revealed, RoundSettled(results, (), fee, 0, run.now_ms))
+    results: list[HandResult] = []
+    for (player_id, number, stake, total), g in zip(seats, gross, strict=True):
+        results.append(
+            new_hand_result(player_id, number, 0, won if g > 0 else "lose", stake, g, total)
+        )
+    run.emit_duel_end(revealed, RoundSettled(tuple(results), (), fee, 0, run.now_ms))

@@ -30,7 +30,10 @@ class Participant:
 
 def client_material(participants: tuple[Participant, ...]) -> str:
     """fairness-v1 section 2: the participants' client seeds in seat order, joined by "|"."""
-    return "|".join(p.client_seed for p in participants)
+    seeds = []  # a plain loop: a generator (or a list comprehension) is a function call more
+    for p in participants:
+        seeds.append(p.client_seed)
+    return "|".join(seeds)
 
 
 @fast_init

@@ -264,8 +264,13 @@ def _player_card(m: Working, e: PlayerCardDealt) -> None:
     hand = _add_cards(hands[h], (e.card,), (position,))
     hands = (hand,) if len(hands) == 1 else _replaced(hands, h, hand)
     box = _new(Box, (player_id, number, bet, hands, insurance, insurance_status))
-    m[_BOXES] = (box,) if len(boxes) == 1 else _replaced(boxes, i, box)
-    if hand.status != OPEN and turn == i and m[_TURN_HAND] == h:
+    if len(boxes) == 1:
+        m[_BOXES] = (box,)
+    else:  # _replaced, inlined
+        changed = list(boxes)
+        changed[i] = box
+        m[_BOXES] = tuple(changed)
+    if turn == i and hand.status != OPEN and m[_TURN_HAND] == h:
         m[_TURN] = -1  # the hand in turn is over
         m[_DEADLINE] = None
 
@@ -325,10 +330,24 @@ def _turn(m: Working, e: TurnStarted) -> None:
 
 def _stood(m: Working, e: PlayerStood) -> None:
     boxes = m[_BOXES]
-    i = _find_box(boxes, e.player_id, e.box)
-    box = boxes[i]
-    hand = _new(Hand, (*box.hands[e.hand][:-1], STOOD))  # status is the last field
-    m[_BOXES] = _replaced(boxes, i, _with_hand(box, e.hand, hand))
+    player_id, number, h = e.player_id, e.box, e.hand
+    i = 0  # _find_box and _with_hand inlined, as in _player_card: every stand folds here
+    for b in boxes:
+        if b.box == number and b.player_id == player_id:
+            break
+        i += 1
+    else:
+        _find_box(boxes, player_id, number)  # refuses it
+    player_id, number, bet, hands, insurance, insurance_status = boxes[i]
+    hand = _new(Hand, (*hands[h][:-1], STOOD))  # status is the last field
+    hands = (hand,) if len(hands) == 1 else _replaced(hands, h, hand)
+    box = _new(Box, (player_id, number, bet, hands, insurance, insurance_status))
+    if len(boxes) == 1:
+        m[_BOXES] = (box,)
+    else:  # _replaced, inlined
+        changed = list(boxes)
+        changed[i] = box
+        m[_BOXES] = tuple(changed)
     if m[_PHASE] != DUELING:  # in a duel the timer keeps running for the others
         m[_TURN] = -1
         m[_DEADLINE] = None
@@ -547,14 +566,15 @@ def fold_duel_opening(
     boxes = []
     for i, bet in enumerate(bets):
         player_id = participants[i].player_id
-        first, second = cards[i], cards[n + i]
+        at = n + i  # the seat's second card
+        first, second = cards[i], cards[at]
         if (
             bet.player_id != player_id
             or bet.box != 0
             or type(first) is not PlayerCardDealt
             or type(second) is not PlayerCardDealt
             or first.position != i
-            or second.position != n + i
+            or second.position != at
             or first.player_id != player_id
             or second.player_id != player_id
             or first.box != 0
@@ -564,7 +584,7 @@ def fold_duel_opening(
         ):
             return fold_deal(state, [*bets, closed], cards, (timer,))
         amount = bet.amount
-        hand = _add_cards(_bet_hand(amount), (first.card, second.card), (i, n + i))
+        hand = _add_cards(_bet_hand(amount), (first.card, second.card), (i, at))
         boxes.append(_new(Box, (player_id, 0, amount, (hand,), 0, INS_NONE)))
     m = list(state)
     _closed(m, closed)

@@ -20,7 +20,6 @@ from casino.engine.events import (
     Event,
     HoleCardRevealed,
     PlayerCardDealt,
-    PlayerStood,
     RoundSettled,
     TurnStarted,
     new_player_card,
@@ -94,8 +93,10 @@ class Run:
         self.emit_all(events if hole is None else [hole, *events])
 
     def emit_duel_end(self, revealed: CardsRevealed, settled: RoundSettled) -> None:
-        """The end of a duel: every hidden card shown, then the settlement."""
-        self.emit_all((revealed, settled))
+        """The end of a duel: every hidden card shown, then the settlement (`evolve.fold`)."""
+        events = (revealed, settled)
+        self.state = fold(self.state, events)
+        self.events.extend(events)
 
     def emit_turn(self, event: TurnStarted, index: int) -> None:
         """emit(event). `index` (the box's place in state.boxes) is not needed: the fold
@@ -106,16 +107,6 @@ class Run:
     def emit_peek_turn(self, peeked: DealerPeeked, event: TurnStarted, index: int) -> None:
         """The dealer's peek, then the first turn (`index`: as emit_turn)."""
         self.emit_all((peeked, event))
-
-    def emit_duel_card(self, event: PlayerCardDealt, index: int) -> None:
-        """emit(event) for a duel hit (`index`: as emit_turn)."""
-        self.events.append(event)
-        self.state = evolve(self.state, event)
-
-    def emit_duel_stood(self, event: PlayerStood, index: int) -> None:
-        """emit(event) for a duel stand (`index`: as emit_turn)."""
-        self.events.append(event)
-        self.state = evolve(self.state, event)
 
     def card_source(self) -> Callable[[int], str]:
         """The shoe's `card_at`, for callers that build a batch of card events (one call per

@@ -82,11 +82,21 @@ def duel_payouts(totals: list[tuple[int, bool]], stake: int, bps: int) -> tuple[
     """
     pot = stake * len(totals)
     fee = duel_fee(pot, bps)
-    ranks = [(22 if bj else total) if total <= 21 else -1 for total, bj in totals]
-    best = max(ranks)
-    winners = [i for i, rank in enumerate(ranks) if rank == best]
-    share, remainder = divmod(pot - fee, len(winners))
-    gross = [0] * len(totals)
-    for n, i in enumerate(winners):
-        gross[i] = share + (1 if n < remainder else 0)
+    # Plain loops, no list comprehensions (each is a function call): this runs every duel round.
+    ranks = []
+    best = -1  # everyone bust: all rank -1 and share
+    for total, bj in totals:
+        rank = (22 if bj else total) if total <= 21 else -1
+        ranks.append(rank)
+        if rank > best:
+            best = rank
+    share, remainder = divmod(pot - fee, ranks.count(best))
+    gross = []
+    n = 0  # winners so far, in seat order: the first `remainder` get one micro-USDC more
+    for rank in ranks:
+        if rank == best:
+            gross.append(share + 1 if n < remainder else share)
+            n += 1
+        else:
+            gross.append(0)
     return gross, fee

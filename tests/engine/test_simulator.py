@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 from io import StringIO
@@ -37,6 +38,23 @@ def test_same_seed_same_figures_for_any_worker_count() -> None:
     assert two["workers"] == 2
     assert _figures(one) == _figures(two)
     assert one["rounds"] == 1_200
+
+
+@pytest.mark.parametrize("ruleset", sorted(RULESETS))
+def test_a_chunk_leaves_no_cycle_and_resumes_the_collector(ruleset: str) -> None:
+    """run_chunk pauses the cyclic collector because its rounds make no reference cycle:
+    nothing is left for the collector, and it runs again afterwards (and stays off if it
+    was off)."""
+    gc.collect()
+    gc.disable()
+    try:
+        run_chunk(SimulationConfig(ruleset, 300, seed=3, chunk_rounds=300), 0)
+        assert gc.collect() == 0
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    run_chunk(SimulationConfig(ruleset, 10, seed=3, chunk_rounds=10), 0)
+    assert gc.isenabled()
 
 
 def test_different_seeds_give_different_rounds() -> None:
