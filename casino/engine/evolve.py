@@ -264,12 +264,7 @@ def _player_card(m: Working, e: PlayerCardDealt) -> None:
     hand = _add_cards(hands[h], (e.card,), (position,))
     hands = (hand,) if len(hands) == 1 else _replaced(hands, h, hand)
     box = _new(Box, (player_id, number, bet, hands, insurance, insurance_status))
-    if len(boxes) == 1:
-        m[_BOXES] = (box,)
-    else:  # _replaced, inlined
-        changed = list(boxes)
-        changed[i] = box
-        m[_BOXES] = tuple(changed)
+    m[_BOXES] = (box,) if len(boxes) == 1 else _replaced(boxes, i, box)
     if turn == i and hand.status != OPEN and m[_TURN_HAND] == h:
         m[_TURN] = -1  # the hand in turn is over
         m[_DEADLINE] = None
@@ -330,24 +325,10 @@ def _turn(m: Working, e: TurnStarted) -> None:
 
 def _stood(m: Working, e: PlayerStood) -> None:
     boxes = m[_BOXES]
-    player_id, number, h = e.player_id, e.box, e.hand
-    i = 0  # _find_box and _with_hand inlined, as in _player_card: every stand folds here
-    for b in boxes:
-        if b.box == number and b.player_id == player_id:
-            break
-        i += 1
-    else:
-        _find_box(boxes, player_id, number)  # refuses it
-    player_id, number, bet, hands, insurance, insurance_status = boxes[i]
-    hand = _new(Hand, (*hands[h][:-1], STOOD))  # status is the last field
-    hands = (hand,) if len(hands) == 1 else _replaced(hands, h, hand)
-    box = _new(Box, (player_id, number, bet, hands, insurance, insurance_status))
-    if len(boxes) == 1:
-        m[_BOXES] = (box,)
-    else:  # _replaced, inlined
-        changed = list(boxes)
-        changed[i] = box
-        m[_BOXES] = tuple(changed)
+    i = _find_box(boxes, e.player_id, e.box)
+    box = boxes[i]
+    hand = _new(Hand, (*box.hands[e.hand][:-1], STOOD))  # status is the last field
+    m[_BOXES] = _replaced(boxes, i, _with_hand(box, e.hand, hand))
     if m[_PHASE] != DUELING:  # in a duel the timer keeps running for the others
         m[_TURN] = -1
         m[_DEADLINE] = None
