@@ -70,3 +70,15 @@ def base_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
     env.update(DUEL_LOBBY_MS="1000", LOG_LEVEL="WARNING", **extra)
     return env
+
+
+def postgres_url() -> str:
+    """The URL of the test database a `postgres` test runs on, for the processes it starts."""
+    from django.conf import settings  # the test database exists inside the test only
+    from django.db import connection
+
+    db = settings.DATABASES["default"]
+    return (
+        f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/"
+        f"{connection.settings_dict['NAME']}"
+    )

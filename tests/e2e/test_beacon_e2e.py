@@ -23,7 +23,7 @@ from casino.client.cli import banked_move
 from casino.client.cli import main as client_main
 from casino.engine.rules import RULESETS
 from fairness.verify import main as verify_main
-from tests.e2e.conftest import base_env, manage, served
+from tests.e2e.conftest import base_env, manage, postgres_url, served
 
 BEACON_ENV = {"BEACON": "local", "BEACON_MARGIN_S": "0"}
 
@@ -153,7 +153,6 @@ def test_shared_tables_deal_after_the_beacon_with_a_real_worker(
 ) -> None:
     from django.conf import settings  # the test database exists inside the test only
     from django.contrib.auth import get_user_model
-    from django.db import connection
 
     from casino.tables.services import demo_table
     from ledger.services import wallet_deposit
@@ -163,10 +162,8 @@ def test_shared_tables_deal_after_the_beacon_with_a_real_worker(
         wallet_deposit(user=user, amount_micro=100_000_000, idempotency_key=f"e2e-{name}")
     for ruleset in ("duel_classic", "duel"):
         demo_table(ruleset)
-    db = settings.DATABASES["default"]
     env = base_env(
-        DATABASE_URL=f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/"
-        f"{connection.settings_dict['NAME']}",
+        DATABASE_URL=postgres_url(),
         REDIS_URL=str(settings.REDIS_URL),
         **BEACON_ENV,
     )

@@ -20,7 +20,7 @@ import pytest
 from casino.client.cli import main as client_main
 from casino.client.cli import watch
 from casino.engine.rules import RULESETS
-from tests.e2e.conftest import base_env, manage, served
+from tests.e2e.conftest import base_env, manage, postgres_url, served
 
 PLAYERS = ("alice", "bob")
 
@@ -101,7 +101,6 @@ def test_client_plays_every_ruleset_on_postgres_redis_and_a_real_worker(
 ) -> None:
     from django.conf import settings
     from django.contrib.auth import get_user_model
-    from django.db import connection
 
     from casino.tables.services import demo_table
     from ledger.services import wallet_deposit
@@ -111,10 +110,8 @@ def test_client_plays_every_ruleset_on_postgres_redis_and_a_real_worker(
         wallet_deposit(user=user, amount_micro=100_000_000, idempotency_key=f"e2e-{name}")
     for ruleset in RULESETS:
         demo_table(ruleset)
-    db = settings.DATABASES["default"]
     env = base_env(
-        DATABASE_URL=f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/"
-        f"{connection.settings_dict['NAME']}",
+        DATABASE_URL=postgres_url(),
         REDIS_URL=str(settings.REDIS_URL),
     )
     for url in served(env):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -28,23 +27,13 @@ from tests.chromium import chromium_page
 from tests.fairness.rewrites import forge, play_round
 from tests.fairness.test_js_beacon import Played, line_of, picker, play
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("fast_passwords"),
+]
 
 DONE = ", ".join(f'#verdict[data-state="{s}"]' for s in ("ok", "failed", "voided"))
-
-
-@pytest.fixture(autouse=True)
-def fast_passwords(settings: Any) -> None:
-    """make_player's PBKDF2 costs about a second; these tests check the beacon, not it."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture
-def page(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    # Playwright's sync API runs an event loop in this thread; the ORM is not used meanwhile.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with chromium_page() as opened:
-        yield opened
 
 
 def signed(line: dict[str, Any]) -> str:

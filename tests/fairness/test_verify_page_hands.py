@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -23,7 +22,6 @@ from fairness.chain import hash_seed
 from fairness.receipt import receipt_from_events
 from fairness.sample import NOW_MS, play_out, round_start, stored_events
 from fairness.shoe import FairShoe
-from tests.chromium import chromium_page
 from tests.fairness.factories import user_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -60,14 +58,6 @@ def signed_line(events: list[tuple[str, dict[str, Any]]]) -> str:
     signature, key_id = services.receipt_sign(receipt=receipt)
     line = {"format": "fairness-v1-bundle", "receipt": receipt, "signature": signature}
     return json.dumps({**line, "key_id": key_id, "events": stored})
-
-
-@pytest.fixture
-def page(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    # Playwright's sync API runs an event loop in this thread; the ORM is not used meanwhile.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with chromium_page() as opened:
-        yield opened
 
 
 def verified(page: Any, line: str) -> dict[str, str]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import base64
 import json
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,26 +17,15 @@ from fairness import note, transparency
 from fairness.models import LogLeaf, LogWitness, RoundProof
 from tests.api.conftest import Api, make_player
 from tests.api.test_rounds import deal, personal
-from tests.chromium import chromium_page
 from tests.fairness.test_transparency import played_round
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("fast_passwords"),
+]
 
 DONE = ", ".join(f'#log-verdict[data-state="{s}"]' for s in ("ok", "failed", "pending"))
-
-
-@pytest.fixture(autouse=True)
-def fast_passwords(settings: Any) -> None:
-    """make_player's PBKDF2 costs about a second; these tests check the log, not it."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture
-def page(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    # Playwright's sync API runs an event loop in this thread; the ORM is not used meanwhile.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with chromium_page() as opened:
-        yield opened
 
 
 def finished_round(api: Api) -> str:

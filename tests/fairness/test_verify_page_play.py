@@ -4,7 +4,6 @@ the page says, in words, which play checks it ran on a round and what each found
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -13,18 +12,9 @@ from fairness import services
 from fairness.hashchain import GENESIS, event_hash
 from fairness.models import RoundProof
 from fairness.receipt import receipt_from_events
-from tests.chromium import chromium_page
 from tests.fairness.factories import round_play
 
 BODY = ("stream", "version", "type", "schema_version", "data", "recorded_at")
-
-
-@pytest.fixture
-def page(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    # Playwright's sync API runs an event loop in this thread; the ORM is not used meanwhile.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with chromium_page() as opened:
-        yield opened
 
 
 def overpaid(proof: RoundProof) -> tuple[str, int]:
