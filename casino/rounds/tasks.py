@@ -64,6 +64,9 @@ def record_beacon(round_id: str) -> str:
     try:
         round_record_beacon(round_id=round_id, beacon_round=state.beacon_round, signature=signature)
     except ApplicationError as error:
+        _, now = round_load(round_id=round_id)
+        if now is None or now.phase != BEACON:
+            return "not_waiting"  # another sweep or nudge recorded it (or the round voided)
         logger.info("beacon for round %s refused: %s", round_id, error.code)
         return error.code
     return "recorded"
