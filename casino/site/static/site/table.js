@@ -581,7 +581,9 @@ function wireActions() {
     if (keys[key] && usable(keys[key])) {
       event.preventDefault();
       $(keys[key]).click();
-    } else if (event.key === "Enter" && !(event.target instanceof HTMLButtonElement)) {
+    } else if (event.key === "Enter" && !(event.target instanceof HTMLButtonElement && event.target.offsetParent)) {
+      // (a focused button shown on the page takes its own Enter; one just hidden, such as a
+      // prompt's answer, still holds the focus for a moment and must not swallow the key)
       const target = ["deal", "rebet"].find(usable);
       if (target) {
         event.preventDefault();
