@@ -3,7 +3,7 @@
 The rule every idempotency key of the project follows lives here: a key's form
 (`idempotency_key_clean`), the fingerprint of what it asked for (`fingerprint`), and the 422
 for a key used again with another body (`key_reused_error`). The wallet's requests
-(`idempotent_request`), the game's commands (`casino.api.idempotency`) and the journal's
+(`idempotent_request`), the game's commands (`casino.api.commands`) and the journal's
 entry keys (`ledger.posting`) all apply it.
 
 - Same key, same body: the stored response again (status and JSON), nothing moves.

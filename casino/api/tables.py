@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from casino.api import commands
+from casino.api.commands import HEADER, Claim, command_response, idempotent_response
 from casino.api.common import (
     GameApi,
     JsonBooleanField,
@@ -17,7 +18,6 @@ from casino.api.common import (
     request_user,
     table_get,
 )
-from casino.api.idempotency import HEADER, Claim, command_response, idempotent_response
 from casino.engine.rules import RULESETS
 from casino.models import Table
 from casino.platform.errors import ApplicationError

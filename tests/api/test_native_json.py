@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rest_framework.renderers import JSONRenderer
 
-from casino.api.idempotency import NativeJSONResponse
+from casino.api.commands import NativeJSONResponse
 
 native = st.recursive(
     st.none()

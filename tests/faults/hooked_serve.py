@@ -36,7 +36,7 @@ def pause(point: str) -> None:
 
 
 def install() -> None:
-    from casino.api import idempotency
+    from casino.api import commands as idempotency  # the module the fault hooks patch
     from casino.rounds import projections
 
     project, command = projections.project, idempotency.idempotent_command
