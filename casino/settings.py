@@ -239,11 +239,11 @@ CELERY_BEAT_SCHEDULE: dict[str, Any] = {
     # The transparency log's sequencer: queued leaves get indices and a signed checkpoint.
     "log-sequence": {"task": "fairness.log_sequence", "schedule": 1.0},
     # Shared tables whose beacon round is due and not recorded (a lost beacon nudge; the
-    # nudge itself is sent for the round's time: casino/rounds/nudges.py).
+    # nudge itself is sent for the round's time: casino/rounds/publish.py).
     "sweep-beacons": {"task": "casino.sweep_beacons", "schedule": 1.0},
 }
 # With a broker: how long a round's timer nudge waits in its process before it is sent (a
-# later command replaces it, a finished round drops it; casino/rounds/nudges.py). 0: at once.
+# later command replaces it, a finished round drops it; casino/rounds/publish.py). 0: at once.
 NUDGE_COALESCE_S: float = env.float("NUDGE_COALESCE_S", default=3.0)
 # PostgreSQL: the event store's append INSERT is a prepared statement per connection
 # (casino/eventstore/store.py). Off behind a transaction-mode PgBouncer older than 1.21.

@@ -10,7 +10,7 @@ patches (no product file is edited):
   (`fairness.chain.new_head`)
   and client seeds (`fairness.services.client_seed_default`) come from generators seeded by
   the simulation seed, so the fair shoe deals the same cards on a replay;
-- timers: `casino.rounds.nudges._schedule_nudge` and `casino.tables.services.schedule_lobby` put
+- timers: `casino.rounds.publish._schedule_nudge` and `casino.tables.services.schedule_lobby` put
   the nudge
   in the simulation's own timer queue (a virtual Celery), which delivers it on time, twice,
   late, or never, as the seed decides;
@@ -207,7 +207,7 @@ def installed(
     # the product's modules, patched only while a seed runs
     import fairness.chain
     import fairness.services
-    from casino.rounds import nudges, services, tasks
+    from casino.rounds import publish, services, tasks
     from casino.tables import services as tables
     from fairness import beaconsource
 
@@ -229,7 +229,7 @@ def installed(
             lambda: f"v{client_seeds.getrandbits(60):015x}",
         )
         patch.set(
-            nudges,
+            publish,
             "_schedule_nudge",
             lambda round_id, deadline_ms: timers.schedule("round", round_id, deadline_ms),
         )

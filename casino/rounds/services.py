@@ -10,7 +10,7 @@ Inside one `transaction.atomic(durable=True)`, in order:
 7. update the read models (`casino.rounds.projections`) and, at the end, sign the receipt;
 8. after commit (`_after_commit`): push every viewer's view (`casino.rounds.publish`), run the
    observers of other apps (below: the dashboard's), nudge the next deadline
-   (`casino.rounds.nudges`).
+   (`casino.rounds.publish`).
 
 A caller may add its own work to that transaction with a `CommandHook` (the Idempotency-Key's
 record: its first write, and the stored answer, commit or roll back with the command). DEAL
@@ -64,7 +64,7 @@ from casino.models import PlayerPreferences, Round, Table, TableStatus
 from casino.platform import layersend, rawsql
 from casino.platform.errors import ApplicationError, NotYours
 from casino.rounds import money as roundmoney
-from casino.rounds import nudges, projections, publish, seeds
+from casino.rounds import projections, publish, seeds
 from casino.rounds.stream import round_load
 from fairness import beaconsource
 from fairness.models import ClientSeed
@@ -531,9 +531,9 @@ def _after_commit(round_id: str, state: RoundState, events: Sequence[StoredEvent
                     logger.exception("publishing round %s failed (%s)", round_id, push.__name__)
     except Exception:  # the batch's delivery failed
         logger.exception("publishing round %s failed", round_id)
-    nudges.after_commit(round_id, None if state.finished else state.deadline_ms)
+    publish.after_commit(round_id, None if state.finished else state.deadline_ms)
     if state.phase == BEACON:  # fetch the beacon round once it is due (the sweep retries)
-        nudges.beacon_after_commit(round_id, state.opened, state.beacon_round)
+        publish.beacon_after_commit(round_id, state.opened, state.beacon_round)
 
 
 def _last_command_time(stored: Sequence[StoredEvent], state: RoundState) -> int:

@@ -3,7 +3,7 @@
 Deadlines are data (a round's `deadline_ms`, a duel table's lobby deadline); a timer is only
 a nudge that applies them, so a lost, late or repeated nudge changes nothing:
 
-- with a broker (REDIS_URL): `casino.rounds.nudges` schedules `casino.round_nudge` at each
+- with a broker (REDIS_URL): `casino.rounds.publish` schedules `casino.round_nudge` at each
   round deadline and `casino.tables.services.schedule_lobby` schedules `casino.lobby_nudge`;
   beat runs `sweep_deadlines` and `sweep_lobbies` every 5 s to catch any nudge that was lost;
 - embedded default (no broker): the ASGI process runs `InProcessTimers`, a daemon thread that

@@ -1,6 +1,6 @@
 """Timer nudges with a broker: coalesced per round in the process that committed the command.
 
-`casino.rounds.nudges` keeps a round's nudge pending for NUDGE_COALESCE_S; a later command replaces
+`casino.rounds.publish` keeps a round's nudge pending for NUDGE_COALESCE_S; a later command replaces
 its deadline, a finished round drops it, a deadline closer than twice the window is sent at
 once, and a pending nudge is sent when its window ends (or when the process exits).
 """
@@ -15,7 +15,7 @@ import pytest
 
 from casino.engine.commands import Hit, PlaceBet, Stand
 from casino.engine.rules import USDC
-from casino.rounds import nudges, services
+from casino.rounds import publish, services
 from tests.casino.conftest import make_player, make_table
 
 pytestmark = pytest.mark.django_db
@@ -26,9 +26,9 @@ def sent(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[
     settings.CELERY_TASK_ALWAYS_EAGER = False  # a broker is configured
     settings.NUDGE_COALESCE_S = 0.3
     calls: list[tuple[str, int]] = []
-    monkeypatch.setattr(nudges, "_schedule_nudge", lambda r, d: calls.append((r, d)))
+    monkeypatch.setattr(publish, "_schedule_nudge", lambda r, d: calls.append((r, d)))
     yield calls
-    nudges.flush_nudges()
+    publish.flush_nudges()
 
 
 def test_a_round_played_within_the_window_sends_no_nudge(
@@ -41,7 +41,7 @@ def test_a_round_played_within_the_window_sends_no_nudge(
         for command in (PlaceBet(str(alice.pk), (USDC,)), Hit(str(alice.pk)), Stand(str(alice.pk))):
             result = services.round_command(round_id=opened.round.id, command=command)
     assert result.state.finished
-    assert opened.round.id not in nudges._nudges.pending  # dropped at once, not left to expire
+    assert opened.round.id not in publish._nudges.pending  # dropped at once, not left to expire
     time.sleep(0.8)  # past the window (a real thread on real time): still nothing was sent
     assert sent == []
 
@@ -87,5 +87,5 @@ def test_pending_nudges_are_sent_by_a_flush(
     with django_capture_on_commit_callbacks(execute=True):
         opened = services.round_open(table=make_table("classic"), players=[make_player("bo")])
     assert sent == []
-    nudges.flush_nudges()  # what the process does at exit
+    publish.flush_nudges()  # what the process does at exit
     assert sent == [(opened.round.id, opened.state.deadline_ms)]

@@ -21,7 +21,7 @@ from casino.eventstore.models import StoredEvent
 from casino.platform import throttles
 from casino.platform.errors import exception_handler
 from casino.platform.throttles import ScopedThrottle
-from casino.rounds import nudges, services
+from casino.rounds import publish, services
 from tests.casino.conftest import make_player, make_table
 
 pytestmark = pytest.mark.django_db
@@ -84,7 +84,7 @@ def test_a_broker_failure_after_commit_leaves_the_command_done(
     def broker_down(round_id: str, deadline_ms: int) -> None:
         raise redis.exceptions.ConnectionError("Error 111 connecting to 127.0.0.1:6379.")
 
-    monkeypatch.setattr(nudges, "_schedule_nudge", broker_down)
+    monkeypatch.setattr(publish, "_schedule_nudge", broker_down)
     stack_shoe(["9H", "5C", "7D", "TS", "4S", "2H"])
     gil = make_player("gil")
     opened = services.round_open(table=make_table("classic"), players=[gil])
@@ -99,5 +99,5 @@ def test_a_broker_failure_after_commit_leaves_the_command_done(
         stream_id=opened.round.id, type__in=("PlayerCardDealt", "DealerCardDealt")
     )
     assert [e.data["card"] for e in dealt.order_by("version")] == ["9H", "5C", "7D", "TS"]
-    nudges.flush_nudges()  # the 60 s turn timer's nudge waits in the process: send it now
+    publish.flush_nudges()  # the 60 s turn timer's nudge waits in the process: send it now
     assert f"scheduling the nudge of round {opened.round.id} failed" in caplog.text

@@ -22,7 +22,7 @@ import pytest
 from casino.client.cli import Feed
 from casino.eventstore.models import StoredEvent
 from casino.models import Round, RoundStatus, Table
-from casino.rounds import nudges, services, stream
+from casino.rounds import publish, services, stream
 from casino.tables.services import table_deal
 from tests.api.conftest import make_player
 from tests.faults.conftest import (
@@ -69,7 +69,7 @@ def test_a_redis_restart_drops_the_sockets_and_the_client_resumes_every_version(
 ) -> None:
     # This process writes too (as another server would); its timer nudges would go to the
     # suite's broker, not the one under test, so it schedules none.
-    monkeypatch.setattr(nudges, "_schedule_nudge", lambda round_id, deadline_ms: None)
+    monkeypatch.setattr(publish, "_schedule_nudge", lambda round_id, deadline_ms: None)
     user = make_player()
     _, url = services.server()
     client = login(url, user)
