@@ -47,8 +47,7 @@ from casino.engine.commands import (
     TakeEvenMoney,
     TakeInsurance,
 )
-from casino.engine.rules import DUEL, INSURANCE_UP_TO_HALF, RULESETS, USDC
-from casino.engine.state import (
+from casino.engine.evolve import (
     BETTING,
     DUELING,
     INS_EVEN_MONEY_OFFERED,
@@ -58,6 +57,7 @@ from casino.engine.state import (
     PLAYING,
     RoundState,
 )
+from casino.engine.rules import DUEL, INSURANCE_UP_TO_HALF, RULESETS, USDC
 from casino.engine.strategy import DOUBLE, HIT, SPLIT, STAND
 from casino.engine.views import Viewer, allowed_moves, view
 from casino.eventstore.models import StoredEvent

@@ -16,7 +16,7 @@ from rest_framework.utils.urls import replace_query_param
 
 from casino.api.common import GameApi, JsonBooleanField, request_user, round_for_player
 from casino.api.roundview import RoundViewField
-from casino.engine.state import RoundState
+from casino.engine.evolve import RoundState
 from casino.engine.views import view
 from casino.models import Round, RoundStatus
 from casino.players import preferences

@@ -26,7 +26,7 @@ from casino.dashboard.display import player_name
 from casino.dashboard.models import PlayerProfile
 from casino.dashboard.review import BIG_WIN, MALFUNCTION, round_flag
 from casino.engine.events import RoundSettled
-from casino.engine.state import RoundState
+from casino.engine.evolve import RoundState
 from casino.eventstore.models import StoredEvent
 from casino.platform import rawsql
 from ledger.money import usdc

@@ -19,7 +19,7 @@ from django.contrib.auth.models import Permission
 from django.db.models import Q
 
 from casino.dashboard.display import hand_label, player_name
-from casino.engine.state import RoundState
+from casino.engine.evolve import RoundState
 from casino.engine.views import Viewer, view
 from casino.eventstore.models import StoredEvent
 from casino.models import Round, RoundStatus

@@ -16,7 +16,7 @@ from django.db import transaction
 from django.db.models import Count, Max, Q, Sum
 
 from casino.dashboard.models import PlayerProfile, StatsContribution
-from casino.engine.state import RoundState
+from casino.engine.evolve import RoundState
 from casino.eventstore.models import StoredEvent
 from casino.models import Round, RoundStatus
 from casino.platform import layersend, rawsql

@@ -60,9 +60,9 @@ from casino.engine.events import (
     TurnStarted,
     event_to_dict,
 )
+from casino.engine.evolve import BEACON, BETTING, BUST, OPEN, RoundState
 from casino.engine.rules import DUEL, RULESETS, RuleSet
 from casino.engine.shoe import Shoe
-from casino.engine.state import BEACON, BETTING, BUST, OPEN, RoundState
 from fairness.canonical import first_difference
 
 

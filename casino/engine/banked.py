@@ -26,11 +26,7 @@ from casino.engine.events import (
     new_player_stood,
     new_turn_started,
 )
-from casino.engine.insurance import insurance_offer
-from casino.engine.rules import INSURANCE_HALF, INSURANCE_NONE
-from casino.engine.run import Run
-from casino.engine.settle import banked_results
-from casino.engine.state import (
+from casino.engine.evolve import (
     BLACKJACK,
     INS_EVEN_MONEY_OFFERED,
     INS_NONE,
@@ -41,7 +37,11 @@ from casino.engine.state import (
     STOOD,
     Box,
     Hand,
+    insurance_offer,
 )
+from casino.engine.rules import INSURANCE_HALF, INSURANCE_NONE
+from casino.engine.run import Run
+from casino.engine.settle import banked_results
 
 
 def deal(run: Run, closed: BettingClosed | None = None) -> None:

@@ -15,8 +15,7 @@ from casino.engine.commands import (
     Split,
     Stand,
 )
-from casino.engine.rules import DUEL
-from casino.engine.state import (
+from casino.engine.evolve import (
     BETTING,
     DUELING,
     INS_EVEN_MONEY_OFFERED,
@@ -26,6 +25,7 @@ from casino.engine.state import (
     PLAYING,
     RoundState,
 )
+from casino.engine.rules import DUEL
 from casino.engine.strategy import DOUBLE, DUEL_DEFAULT, HIT, SPLIT, basic_strategy
 from casino.engine.views import allowed_moves
 

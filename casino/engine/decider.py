@@ -52,11 +52,7 @@ from casino.engine.events import (
     new_bet_placed,
     new_betting_closed,
 )
-from casino.engine.evolve import ReplayError, evolve, replay
-from casino.engine.rules import DUEL, RULESETS, RuleSet
-from casino.engine.run import Run, start_run
-from casino.engine.shoe import Shoe
-from casino.engine.state import (
+from casino.engine.evolve import (
     BEACON,
     BETTING,
     DUELING,
@@ -64,8 +60,14 @@ from casino.engine.state import (
     PLAYING,
     SETTLED,
     VOIDED,
+    ReplayError,
     RoundState,
+    evolve,
+    replay,
 )
+from casino.engine.rules import DUEL, RULESETS, RuleSet
+from casino.engine.run import Run, start_run
+from casino.engine.shoe import Shoe
 
 __all__ = ["ReplayError", "decide", "evolve", "expire", "replay", "settle", "step"]
 

@@ -24,9 +24,8 @@ from casino.engine.events import (
     TurnStarted,
     new_player_card,
 )
-from casino.engine.evolve import evolve, fold, fold_deal, fold_duel_opening
+from casino.engine.evolve import RoundState, evolve, fold, fold_deal, fold_duel_opening
 from casino.engine.shoe import Shoe
-from casino.engine.state import RoundState
 
 
 def start_run(state: RoundState, now_ms: int, shoe: Shoe | None) -> Run:

@@ -6,8 +6,8 @@ Gross return = everything handed back for a hand, stake included (0 for a loss).
 from __future__ import annotations
 
 from casino.engine.events import HandResult, InsuranceResult, new_hand_result
+from casino.engine.evolve import BLACKJACK, BUST, EVEN_MONEY, RoundState
 from casino.engine.rules import RuleSet
-from casino.engine.state import BLACKJACK, BUST, EVEN_MONEY, RoundState
 
 
 def _pays(stake: int, ratio: tuple[int, int]) -> int:

@@ -36,15 +36,15 @@ from casino.engine.commands import (
 )
 from casino.engine.decider import step
 from casino.engine.events import Participant, RoundOptions
-from casino.engine.rules import DUEL, RULESETS, USDC, RuleSet
-from casino.engine.shoe import FastShoe, Shoe
-from casino.engine.state import (
+from casino.engine.evolve import (
     INS_EVEN_MONEY_OFFERED,
     INS_OFFERED,
     INSURANCE,
     OPEN,
     RoundState,
 )
+from casino.engine.rules import DUEL, RULESETS, USDC, RuleSet
+from casino.engine.shoe import FastShoe, Shoe
 from casino.engine.strategy import (
     DOUBLE,
     HIT,

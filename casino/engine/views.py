@@ -19,8 +19,7 @@ from casino.engine.events import (
     beacon_round_time,
     event_to_dict,
 )
-from casino.engine.rules import DUEL, RuleSet
-from casino.engine.state import (
+from casino.engine.evolve import (
     BETTING,
     DUELING,
     INS_EVEN_MONEY_OFFERED,
@@ -31,6 +30,7 @@ from casino.engine.state import (
     Hand,
     RoundState,
 )
+from casino.engine.rules import DUEL, RuleSet
 from casino.engine.strategy import DOUBLE, HIT, SPLIT, STAND, Move
 
 ROLES: Final = ("player", "public", "staff", "auditor")

@@ -28,9 +28,9 @@ from casino.engine.events import (
     RoundSettled,
     RoundVoided,
 )
+from casino.engine.evolve import RoundState
 from casino.engine.money import FEES, HOUSE, MONEY_EVENTS, NO_MONEY_EVENTS, ROUND, ledger_legs
 from casino.engine.rules import DUEL
-from casino.engine.state import RoundState
 from casino.eventstore.models import StoredEvent
 from ledger.models import Account, AccountType, JournalEntry, Posting
 from ledger.rounds import (

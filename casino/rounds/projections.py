@@ -14,7 +14,7 @@ from typing import Any, cast
 
 from django.db import connection, transaction
 
-from casino.engine.state import SETTLED, VOIDED, RoundState
+from casino.engine.evolve import SETTLED, VOIDED, RoundState
 from casino.eventstore.models import StoredEvent
 from casino.models import Round, RoundPlayer, RoundStatus, Table
 from casino.platform import rawsql

@@ -49,8 +49,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 
 from casino.engine.events import RoundOpened, beacon_round_time
-from casino.engine.evolve import evolve
-from casino.engine.state import RoundState
+from casino.engine.evolve import RoundState, evolve
 from casino.engine.views import Viewer, view
 from casino.eventstore.models import StoredEvent
 from casino.platform import layersend

@@ -26,7 +26,7 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from casino.engine.commands import OpenRound, RecordBeacon
 from casino.engine.events import RoundOpened, beacon_material
-from casino.engine.state import RoundState
+from casino.engine.evolve import RoundState
 from casino.eventstore.models import StoredEvent
 from fairness import services as fairness_services
 from fairness import transparency

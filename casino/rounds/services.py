@@ -56,8 +56,8 @@ from casino.engine.commands import (
 from casino.engine.decider import command_time, step
 from casino.engine.errors import DomainError
 from casino.engine.events import Event, Participant, RoundOptions, event_to_dict
+from casino.engine.evolve import BEACON, RoundState
 from casino.engine.rules import RULESETS
-from casino.engine.state import BEACON, RoundState
 from casino.eventstore.models import StoredEvent
 from casino.eventstore.store import ConcurrencyError, NewEvent, append
 from casino.models import PlayerPreferences, Round, Table, TableStatus

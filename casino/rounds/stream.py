@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from casino.engine.decider import replay
 from casino.engine.events import Event, event_from_dict
-from casino.engine.state import RoundState
+from casino.engine.evolve import RoundState
 from casino.eventstore.models import StoredEvent
 from casino.eventstore.store import load
 from casino.platform.errors import ApplicationError

@@ -15,7 +15,7 @@ from celery import shared_task
 from django.conf import settings
 from django.db import connection
 
-from casino.engine.state import BEACON
+from casino.engine.evolve import BEACON
 from casino.models import Round, RoundStatus
 from casino.platform.errors import ApplicationError
 from casino.rounds.services import round_record_beacon, round_timeout

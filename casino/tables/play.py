@@ -17,8 +17,8 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from casino.engine.bots import bot_command
 from casino.engine.events import beacon_round_time
+from casino.engine.evolve import BEACON
 from casino.engine.rules import DUEL, RULESETS, USDC
-from casino.engine.state import BEACON
 from casino.models import Table
 from casino.platform.errors import ApplicationError
 from casino.rounds import services

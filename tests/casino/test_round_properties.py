@@ -20,8 +20,8 @@ from casino.engine.commands import (
     TakeEvenMoney,
     TakeInsurance,
 )
+from casino.engine.evolve import RoundState
 from casino.engine.rules import RULESETS, USDC
-from casino.engine.state import RoundState
 from casino.models import Table
 from casino.platform.errors import ApplicationError
 from casino.rounds import services

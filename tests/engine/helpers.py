@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from casino.engine.commands import Command, OpenRound, PlaceBet
 from casino.engine.decider import step
 from casino.engine.events import BeaconSpec, Event, Participant, RoundOptions
+from casino.engine.evolve import RoundState
 from casino.engine.money import ledger_legs
 from casino.engine.rules import USDC
 from casino.engine.shoe import Shoe, StackedShoe
-from casino.engine.state import RoundState
 
 SERVER_SEED = "ab" * 32
 COMMITMENT = hashlib.sha256(SERVER_SEED.encode("ascii")).hexdigest()

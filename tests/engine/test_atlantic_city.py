@@ -18,8 +18,8 @@ from casino.engine.events import (
     PlayerCardDealt,
     TurnStarted,
 )
+from casino.engine.evolve import STOOD
 from casino.engine.rules import RULESETS
-from casino.engine.state import STOOD
 
 from .helpers import deal, open_table, result, usdc
 

@@ -25,7 +25,7 @@ from casino.engine.events import (
     event_from_dict,
     event_to_dict,
 )
-from casino.engine.state import BEACON, DUELING, PLAYING, VOIDED
+from casino.engine.evolve import BEACON, DUELING, PLAYING, VOIDED
 
 from .helpers import T0, open_table, usdc
 

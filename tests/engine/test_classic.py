@@ -29,9 +29,9 @@ from casino.engine.events import (
     RoundSettled,
     TurnStarted,
 )
+from casino.engine.evolve import BLACKJACK, SETTLED, STOOD
 from casino.engine.rules import RULESETS
 from casino.engine.shoe import FastShoe
-from casino.engine.state import BLACKJACK, SETTLED, STOOD
 
 from .helpers import deal, open_table, result, usdc
 

@@ -26,8 +26,8 @@ from casino.engine.events import (
     PlayerStood,
     RoundSettled,
 )
+from casino.engine.evolve import DUELING, SETTLED
 from casino.engine.settle import duel_payouts
-from casino.engine.state import DUELING, SETTLED
 from casino.engine.views import Viewer, view
 
 from .helpers import T0, open_table, result, usdc

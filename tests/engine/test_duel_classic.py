@@ -20,8 +20,8 @@ from casino.engine.commands import (
 )
 from casino.engine.errors import DomainError
 from casino.engine.events import InsuranceOffered, RoundOptions, TurnStarted
+from casino.engine.evolve import SETTLED
 from casino.engine.rules import RULESETS
-from casino.engine.state import SETTLED
 
 from .helpers import COMMITMENT, Table, deal, open_table, participants, result, usdc
 

@@ -14,8 +14,8 @@ import pytest
 
 from casino.engine.decider import evolve, replay
 from casino.engine.events import Event, event_from_dict
+from casino.engine.evolve import RoundState
 from casino.engine.rules import RULESETS
-from casino.engine.state import RoundState
 
 from .golden.codec import GOLDEN, command_from_dict, load, run_step, shoe_from
 

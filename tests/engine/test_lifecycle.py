@@ -15,10 +15,10 @@ from casino.engine.events import (
     event_from_dict,
     event_to_dict,
 )
+from casino.engine.evolve import Hand
 from casino.engine.money import ledger_legs
 from casino.engine.rules import RULESETS
 from casino.engine.shoe import FastShoe, ShoeExhausted, StackedShoe
-from casino.engine.state import Hand
 from casino.engine.views import Viewer, view
 
 from .helpers import SERVER_SEED, T0, deal, open_table, result, usdc

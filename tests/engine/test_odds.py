@@ -13,6 +13,7 @@ from django.core.management import CommandError, call_command
 from casino.engine.commands import DeclineInsurance, OpenRound, PlaceBet, Stand
 from casino.engine.decider import step
 from casino.engine.events import Participant, RoundOptions
+from casino.engine.evolve import INSURANCE
 from casino.engine.odds import (
     OUTCOMES,
     UP_CARD_KEYS,
@@ -25,7 +26,6 @@ from casino.engine.odds import (
 )
 from casino.engine.rules import RULESETS, USDC
 from casino.engine.shoe import FastShoe
-from casino.engine.state import INSURANCE
 
 
 @pytest.mark.parametrize("hits_soft_17", [False, True])

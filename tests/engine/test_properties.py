@@ -42,11 +42,11 @@ from casino.engine.events import (
     event_from_dict,
     event_to_dict,
 )
+from casino.engine.evolve import RoundState
 from casino.engine.money import ROUND, ledger_legs
 from casino.engine.rules import DUEL, RULESETS
 from casino.engine.settle import duel_payouts
 from casino.engine.shoe import FastShoe, Shoe, StackedShoe
-from casino.engine.state import RoundState
 from casino.engine.views import Viewer, event_for_viewer, view
 
 from .helpers import COMMITMENT, SERVER_SEED, T0, options_for, participants, usdc

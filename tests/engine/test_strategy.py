@@ -9,10 +9,10 @@ from hypothesis import strategies as st
 from casino.engine.bots import bot_command
 from casino.engine.commands import OpenRound
 from casino.engine.decider import step
+from casino.engine.evolve import PLAYING
 from casino.engine.rules import RULESETS
 from casino.engine.shoe import FastShoe
 from casino.engine.simulator import BankedBot
-from casino.engine.state import PLAYING
 from casino.engine.strategy import (
     DOUBLE,
     DUEL_DEFAULT,

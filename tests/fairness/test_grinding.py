@@ -18,7 +18,7 @@ import hashlib
 from casino.engine.commands import OpenRound, RecordBeacon
 from casino.engine.decider import step
 from casino.engine.events import BeaconSpec, Participant, RoundOptions, beacon_material
-from casino.engine.state import RoundState
+from casino.engine.evolve import RoundState
 from fairness.beacon import LocalBeacon, local_secret_key
 from fairness.shoe import FairShoe, first_cards
 

@@ -33,7 +33,7 @@ from celery import Celery
 
 from casino.engine.decider import evolve
 from casino.engine.events import event_from_dict
-from casino.engine.state import OPEN
+from casino.engine.evolve import OPEN
 from casino.eventstore.models import StoredEvent
 from casino.models import Round, RoundStatus
 from casino.tables.services import table_create

@@ -18,8 +18,8 @@ from casino.engine.commands import Command, OpenRound
 from casino.engine.decider import step
 from casino.engine.errors import DomainError
 from casino.engine.events import event_to_dict
+from casino.engine.evolve import RoundState
 from casino.engine.shoe import FastShoe, Shoe, StackedShoe
-from casino.engine.state import RoundState
 
 from ..helpers import COMMITMENT, T0, options_for, participants
 

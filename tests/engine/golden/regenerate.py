@@ -34,9 +34,9 @@ from casino.engine.commands import (
     Timeout,
     VoidRound,
 )
+from casino.engine.evolve import RoundState
 from casino.engine.rules import DUEL, RULESETS
 from casino.engine.shoe import FastShoe
-from casino.engine.state import RoundState
 
 from ..helpers import SERVER_SEED, usdc
 from .codec import GOLDEN, command_to_dict, dump, opening, run_step, shoe_from
