@@ -17,9 +17,14 @@ from typing import Any, NamedTuple
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from fairness import beacon as drand
-from fairness.canonical import canonical_json, canonical_json_float_free, first_difference
+from fairness.canonical import (
+    GENESIS,
+    canonical_json,
+    canonical_json_float_free,
+    first_difference,
+    recomputed_hashes,
+)
 from fairness.chain import hash_seed, is_seed
-from fairness.hashchain import GENESIS, recomputed_hashes
 from fairness.receipt import (
     BEACON_FIELDS,
     RECEIPT_VERSION,
@@ -151,7 +156,7 @@ def check_event_chain(
     events' data grouped by type, and the card events.
 
     With `float_free` and orjson, each body's canonical JSON is orjson's (as in
-    `fairness.hashchain.recomputed_hashes`, which computes the other cases), in this loop.
+    `fairness.canonical.recomputed_hashes`, which computes the other cases), in this loop.
     """
     by_type: dict[str, Mapping[str, Any]] = {}
     cards: list[Mapping[str, Any]] | None = []

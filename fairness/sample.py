@@ -28,8 +28,8 @@ from casino.engine.events import (
 )
 from fairness.beacon import LocalBeacon, local_secret_key
 from fairness.bundle import line_format
+from fairness.canonical import GENESIS, event_hash
 from fairness.chain import Chain, create_chain, hash_seed
-from fairness.hashchain import GENESIS, event_hash
 from fairness.receipt import (
     key_id,
     private_key_from_hex,

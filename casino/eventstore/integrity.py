@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from casino.eventstore.models import StoredEvent
-from fairness.hashchain import GENESIS, event_hash
+from fairness.canonical import GENESIS, event_hash
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db import models
 
-from fairness.hashchain import event_body
+from fairness.canonical import event_body
 
 RECORDED_AT_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 

@@ -34,8 +34,13 @@ from casino.eventstore.models import StoredEvent, format_recorded_at
 from casino.eventstore.upcasting import UPCASTERS, upcast
 from casino.platform import rawsql
 from casino.platform.errors import ConflictError
-from fairness.canonical import canonical_text, canonical_text_float_free
-from fairness.hashchain import GENESIS, body_text, chained_hash
+from fairness.canonical import (
+    GENESIS,
+    body_text,
+    canonical_text,
+    canonical_text_float_free,
+    chained_hash,
+)
 
 try:
     import msgspec as _msgspec
@@ -595,7 +600,7 @@ def _chain(
     prev_hash: str,
     at_text: str,
 ) -> list[_Row]:
-    """Each event's row and hash (fairness.hashchain: sha256 of prev_hash + canonical body)."""
+    """Each event's row and hash (fairness.canonical: sha256 of prev_hash + canonical body)."""
     rows = []
     fast = type(stream_id) is str and type(at_text) is str
     head = f',"recorded_at":{_quote(at_text)},"schema_version":' if fast else ""

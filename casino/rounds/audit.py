@@ -11,7 +11,7 @@ Each round's events are decoded once (`fairness.replay.load_decoders`). A finish
 the verifier's proof of play: its players' choices decided anew on the fair shoe rebuilt
 from its revealed seed; a round still in play has its choices so far decided anew on the
 recorded cards. Event hashes are
-recomputed over the canonical JSON of each stored body (`fairness.hashchain`), never taken on
+recomputed over the canonical JSON of each stored body (`fairness.canonical`), never taken on
 trust from the stored row.
 """
 

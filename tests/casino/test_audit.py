@@ -210,7 +210,7 @@ def test_a_re_chained_and_re_signed_payout_the_rules_do_not_give_is_caught(
 ) -> None:
     """The forger holds the signing key: hashes and receipt agree with the changed payout.
     Only the rules can tell, through the proof of play (the round decided anew)."""
-    from fairness.hashchain import event_hash
+    from fairness.canonical import event_hash
     from fairness.models import RoundProof
     from fairness.services import receipt_sign
 

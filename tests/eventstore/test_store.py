@@ -24,7 +24,7 @@ from casino.eventstore import (
 from casino.eventstore.models import StoredEvent
 from casino.eventstore.store import _heads
 from casino.eventstore.upcasting import unregister_upcaster
-from fairness.hashchain import GENESIS, event_body, event_hash
+from fairness.canonical import GENESIS, event_body, event_hash
 from tests.eventstore.conftest import new_stream
 
 pytestmark = pytest.mark.django_db

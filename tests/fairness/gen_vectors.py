@@ -11,9 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from fairness.canonical import canonical_json
+from fairness.canonical import GENESIS, canonical_json, event_hash
 from fairness.chain import create_chain
-from fairness.hashchain import GENESIS, event_hash
 from fairness.receipt import key_id, private_key_from_hex, public_key_bytes, sign_receipt
 from fairness.shoe import RandomStream, shoe_cards
 

@@ -12,14 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fairness.canonical import (
+    GENESIS,
+    body_text,
     canonical_json,
     canonical_json_float_free,
     canonical_text,
     canonical_text_float_free,
-)
-from fairness.hashchain import (
-    GENESIS,
-    body_text,
     event_body,
     event_hash,
     recomputed_hashes,

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from fairness.canonical import canonical_json
-from fairness.hashchain import GENESIS, chain_hashes, event_body, event_hash
+from fairness.canonical import GENESIS, canonical_json, chain_hashes, event_body, event_hash
 
 
 def test_canonical_json_sorts_keys_without_spaces_and_keeps_utf8() -> None:

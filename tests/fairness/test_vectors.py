@@ -8,9 +8,8 @@ from typing import Any
 
 import pytest
 
-from fairness.canonical import canonical_json
+from fairness.canonical import canonical_json, event_hash
 from fairness.chain import create_chain, verify_position, verify_seed
-from fairness.hashchain import event_hash
 from fairness.receipt import (
     key_id,
     private_key_from_hex,

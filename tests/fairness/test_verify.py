@@ -14,9 +14,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fairness.canonical import canonical_text
+from fairness.canonical import GENESIS, canonical_text
 from fairness.chain import create_chain
-from fairness.hashchain import GENESIS
 from fairness.receipt import key_id, private_key_from_hex, public_key_bytes
 from fairness.sample import resign, sample_bundle
 from fairness.shoe import shoe_cards

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from fairness import services
-from fairness.hashchain import GENESIS, event_hash
+from fairness.canonical import GENESIS, event_hash
 from fairness.models import RoundProof
 from fairness.receipt import receipt_from_events
 from tests.fairness.factories import round_play
