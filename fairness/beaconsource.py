@@ -281,8 +281,9 @@ def check() -> dict[str, Any]:
     return dict(result)
 
 
-def _clear_caches() -> None:
-    """Forget verified signatures and the last check (tests)."""
+def clear_caches() -> None:
+    """Forget the verified signatures and the last health check: for a process that changes
+    its beacon (the simulator between seeds, tests), so nothing of the last one is reused."""
     _signatures.clear()
     with _checked_lock:
         _checked.clear()

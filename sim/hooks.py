@@ -220,7 +220,7 @@ def installed(
         patch.set(services, "uuid", ids)
         patch.set(tasks, "time", clock)
         patch.set(beaconsource, "_now", clock.time)
-        beaconsource._clear_caches()  # the signatures of another seed's (or no) beacon
+        beaconsource.clear_caches()  # the signatures of another seed's (or no) beacon
         patch.set(tables, "time", clock)
         patch.set(fairness.chain, "new_head", lambda: f"{heads.getrandbits(256):064x}")
         patch.set(
@@ -245,4 +245,4 @@ def installed(
         yield
     finally:
         patch.restore()
-        beaconsource._clear_caches()
+        beaconsource.clear_caches()

@@ -22,8 +22,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from casino.api.authentication import key_digest, new_login_key
-from casino.api.common import GameApi, user_pk
+from casino.api.common import GameApi
 from casino.api.origins import origin_is_this_site
+from casino.api.plumbing import user_pk
 from casino.models import LoginToken
 from casino.platform.errors import ApplicationError
 from casino.platform.schema import ApiError

@@ -61,13 +61,8 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from casino.api.common import (
-    ROUND_ID_RE,
-    JsonBooleanField,
-    own_round_body,
-    round_get,
-    round_played,
-)
+from casino.api.common import ROUND_ID_RE, JsonBooleanField, round_get, round_played
+from casino.api.roundview import RoundViewField
 from casino.engine.commands import (
     Command,
     DeclineInsurance,
@@ -79,11 +74,12 @@ from casino.engine.commands import (
     TakeInsurance,
 )
 from casino.engine.rules import BANKED, RULESETS
+from casino.engine.views import Viewer, view
 from casino.models import Table
 from casino.platform import rawsql
 from casino.platform.errors import ApplicationError, ConflictError, NotYours, error_body
 from casino.rounds import services
-from casino.rounds.publish import usdc_any
+from casino.rounds.publish import round_view_out, usdc_any
 from casino.rounds.services import HookExit, RoundResult
 from casino.tables import services as tables
 from ledger.apis import AmountField
@@ -425,6 +421,39 @@ def command_response(status: int, body: dict[str, Any], replayed: bool) -> Respo
 
 
 # ---- the commands ----
+
+
+class RoundOut(serializers.Serializer[Any]):
+    """A round as you may see it."""
+
+    round_id = serializers.CharField()
+    version = serializers.IntegerField(help_text="last event version folded into this view")
+    status = serializers.CharField(help_text="open, settled or voided")
+    view = RoundViewField(help_text="your view of the round; amounts in USDC strings")
+
+
+def round_body(*, round_id: str, version: int, status: str, view: dict[str, Any]) -> dict[str, Any]:
+    """`RoundOut(...).data`, built directly: the same keys, order and values (CharField is
+    `str`, IntegerField `int`, the view through `round_view_out`, as RoundViewField gives
+    it), without a serializer instance per answer (tests/api:
+    `test_round_body_is_what_the_serializer_gives`). `view` is the engine's."""
+    return {
+        "round_id": str(round_id),
+        "version": int(version),
+        "status": str(status),
+        "view": round_view_out(view),
+    }
+
+
+def own_round_body(result: RoundResult, player_id: str) -> dict[str, Any]:
+    """A command's answer: the round as the player who sent it sees it now."""
+    return round_body(
+        round_id=result.round.id,
+        version=result.round.version,
+        status=result.round.status,
+        view=view(result.state, Viewer("player", player_id)),
+    )
+
 
 Outcome = tuple[int, dict[str, Any], bool]  # (HTTP status, JSON body, replayed)
 

@@ -1,14 +1,15 @@
-"""Pieces every game API view shares: round ids, the caller's view, participant checks.
+"""Pieces every game API view shares: the base view, round ids, the round and table lookups and
+the participant checks.
 
-The player commands' own path (validation, checks, idempotency) is `casino.api.commands`.
+The player commands' own path (validation, checks, idempotency, the answer) is
+`casino.api.commands`; a view's caller is `casino.api.plumbing.request_user`.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, cast
+from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection
 from rest_framework import serializers
 from rest_framework.authentication import SessionAuthentication
@@ -17,24 +18,12 @@ from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from casino.api.authentication import TokenAuthentication
-from casino.api.roundview import RoundViewField
-from casino.engine.views import Viewer, view
+from casino.api.plumbing import user_pk
 from casino.models import Round, RoundPlayer, Table
 from casino.platform import rawsql
 from casino.platform.errors import ApplicationError
-from casino.rounds.publish import round_view_out
-from casino.rounds.services import RoundResult
 
 ROUND_ID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-
-
-class RoundOut(serializers.Serializer[Any]):
-    """A round as you may see it."""
-
-    round_id = serializers.CharField()
-    version = serializers.IntegerField(help_text="last event version folded into this view")
-    status = serializers.CharField(help_text="open, settled or voided")
-    view = RoundViewField(help_text="your view of the round; amounts in USDC strings")
 
 
 class JsonBooleanField(serializers.BooleanField):
@@ -47,40 +36,6 @@ class JsonBooleanField(serializers.BooleanField):
         if type(data) is not bool:
             self.fail("invalid")
         return data
-
-
-def round_body(*, round_id: str, version: int, status: str, view: dict[str, Any]) -> dict[str, Any]:
-    """`RoundOut(...).data`, built directly: the same keys, order and values (CharField is
-    `str`, IntegerField `int`, the view through `round_view_out`, as RoundViewField gives
-    it), without a serializer instance per answer (tests/api:
-    `test_round_body_is_what_the_serializer_gives`). `view` is the engine's."""
-    return {
-        "round_id": str(round_id),
-        "version": int(version),
-        "status": str(status),
-        "view": round_view_out(view),
-    }
-
-
-def own_round_body(result: RoundResult, player_id: str) -> dict[str, Any]:
-    """A command's answer: the round as the player who sent it sees it now."""
-    return round_body(
-        round_id=result.round.id,
-        version=result.round.version,
-        status=result.round.status,
-        view=view(result.state, Viewer("player", player_id)),
-    )
-
-
-def user_pk(request: Request) -> int:
-    pk = request.user.pk
-    assert pk is not None  # the views require an authenticated user
-    return int(pk)
-
-
-def request_user(request: Request) -> AbstractBaseUser:
-    """The authenticated caller (the views require authentication)."""
-    return cast(AbstractBaseUser, request.user)
 
 
 def round_get(round_id: str) -> Round:

@@ -14,7 +14,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 
-from casino.api.common import GameApi, JsonBooleanField, request_user, round_for_player
+from casino.api.common import GameApi, JsonBooleanField, round_for_player
+from casino.api.plumbing import request_user
 from casino.api.roundview import RoundViewField
 from casino.engine.evolve import RoundState
 from casino.engine.views import view

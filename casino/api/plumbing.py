@@ -4,6 +4,7 @@
 - `JSONParser` (DRF's `DEFAULT_PARSER_CLASSES`): request bodies, UTF-8 JSON read by orjson.
 - `ApiErrorMiddleware` (outermost in `MIDDLEWARE`): every error under /api/ in the one JSON
   error shape.
+- `request_user`, `user_pk`: a view's authenticated caller (the game views require one).
 
 DRF imports its parser classes while `rest_framework.views` is still being defined, so this
 module imports no view, nor anything that does (`casino.platform.errors` only when an error
@@ -16,7 +17,7 @@ import io
 import re
 from collections.abc import Callable, Mapping
 from http import HTTPStatus
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
 import orjson
 from django.conf import settings
@@ -24,6 +25,10 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponseBase, JsonResponse
 from rest_framework import parsers
 from rest_framework.exceptions import ParseError
+
+if TYPE_CHECKING:  # types only: DRF imports this module before views and the auth models
+    from django.contrib.auth.models import AbstractBaseUser
+    from rest_framework.request import Request
 
 # Request bodies ---------------------------------------------------------------------------
 
@@ -174,3 +179,17 @@ class ApiErrorMiddleware:
         """Note a body over the size limit (Django answers it as a 400: it becomes a 413)."""
         if isinstance(exception, RequestDataTooBig):
             request._api_body_too_large = True  # type: ignore[attr-defined]
+
+
+# The caller ---------------------------------------------------------------------------------
+
+
+def user_pk(request: Request) -> int:
+    pk = request.user.pk
+    assert pk is not None  # the views require an authenticated user
+    return int(pk)
+
+
+def request_user(request: Request) -> AbstractBaseUser:
+    """The authenticated caller (the views require authentication)."""
+    return cast("AbstractBaseUser", request.user)

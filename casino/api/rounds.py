@@ -13,8 +13,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from casino.api import commands
-from casino.api.commands import HEADER, command_response
-from casino.api.common import GameApi, RoundOut, request_user, round_body, round_for_player
+from casino.api.commands import HEADER, RoundOut, command_response, round_body
+from casino.api.common import GameApi, round_for_player
+from casino.api.plumbing import request_user
 from casino.rounds import selectors
 
 

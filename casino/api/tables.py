@@ -10,14 +10,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from casino.api import commands
-from casino.api.commands import HEADER, Claim, command_response, idempotent_response
-from casino.api.common import (
-    GameApi,
-    JsonBooleanField,
-    RoundOut,
-    request_user,
-    table_get,
-)
+from casino.api.commands import HEADER, Claim, RoundOut, command_response, idempotent_response
+from casino.api.common import GameApi, JsonBooleanField, table_get
+from casino.api.plumbing import request_user
 from casino.engine.rules import RULESETS
 from casino.models import Table
 from casino.platform.errors import ApplicationError

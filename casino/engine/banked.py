@@ -37,10 +37,10 @@ from casino.engine.evolve import (
     STOOD,
     Box,
     Hand,
+    Run,
     insurance_offer,
 )
 from casino.engine.rules import INSURANCE_HALF, INSURANCE_NONE
-from casino.engine.run import Run
 from casino.engine.settle import banked_results
 
 

@@ -62,11 +62,12 @@ from casino.engine.evolve import (
     VOIDED,
     ReplayError,
     RoundState,
+    Run,
     evolve,
     replay,
+    start_run,
 )
 from casino.engine.rules import DUEL, RULESETS, RuleSet
-from casino.engine.run import Run, start_run
 from casino.engine.shoe import Shoe
 
 __all__ = ["ReplayError", "decide", "evolve", "expire", "replay", "settle", "step"]

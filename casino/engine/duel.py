@@ -26,8 +26,7 @@ from casino.engine.events import (
     new_player_stood,
     new_revealed_card,
 )
-from casino.engine.evolve import DUELING, OPEN, Box
-from casino.engine.run import Run
+from casino.engine.evolve import DUELING, OPEN, Box, Run
 from casino.engine.settle import duel_payouts
 
 

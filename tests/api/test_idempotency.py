@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 
-from casino.api.commands import idempotent_command
-from casino.api.common import own_round_body
+from casino.api.commands import idempotent_command, own_round_body
 from casino.engine.commands import Hit
 from casino.eventstore import store
 from casino.eventstore.models import StoredEvent

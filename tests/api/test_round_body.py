@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from casino.api.common import RoundOut, round_body
+from casino.api.commands import RoundOut, round_body
 from casino.engine.views import Viewer, view
 from casino.rounds.stream import round_state_for
 from tests.api.conftest import Api

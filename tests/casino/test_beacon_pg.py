@@ -28,9 +28,9 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 @pytest.fixture(autouse=True)
 def local_beacon() -> Iterator[None]:
     with override_settings(BEACON="local", BEACON_MARGIN_S=0):
-        beaconsource._clear_caches()
+        beaconsource.clear_caches()
         yield
-    beaconsource._clear_caches()
+    beaconsource.clear_caches()
 
 
 def test_racing_sweeps_and_nudges_record_the_beacon_once() -> None:

@@ -32,9 +32,9 @@ def local_beacon() -> Iterator[None]:
     """The local beacon, and a lock that takes the next round (no margin): a round's beacon
     is at most one period (3 s) away."""
     with override_settings(BEACON="local", BEACON_MARGIN_S=0, BEACON_WAIT_S=30):
-        beaconsource._clear_caches()
+        beaconsource.clear_caches()
         yield
-    beaconsource._clear_caches()
+    beaconsource.clear_caches()
 
 
 def _types(round_id: str) -> list[str]:
@@ -142,9 +142,9 @@ def test_a_round_locked_under_another_beacon_is_left_to_void() -> None:
     players = [make_player("ann"), make_player("bob")]
     round_id = round_open(table=make_table("duel"), players=players).round.id
     with override_settings(LOCAL_BEACON_SEED="another operator key"):
-        beaconsource._clear_caches()
+        beaconsource.clear_caches()
         assert record_beacon(round_id) == "beacon_changed"
-    beaconsource._clear_caches()
+    beaconsource.clear_caches()
     assert _types(round_id)[-1] == "BeaconAwaited"
 
 

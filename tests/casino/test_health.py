@@ -67,7 +67,7 @@ def test_healthz_reports_the_local_beacon_as_not_independent(
 
     settings.BEACON = "local"  # type: ignore[attr-defined]
     settings.LOCAL_BEACON_SEED = "tests/casino/test_health"  # type: ignore[attr-defined]
-    beaconsource._clear_caches()
+    beaconsource.clear_caches()
     beacon = client.get("/healthz").json()["checks"]["beacon"]
     assert beacon["ok"] is True and beacon["status"] == "ok"
     assert beacon["beacon"] == "local-beacon" and beacon["independent"] is False
@@ -86,11 +86,11 @@ def test_healthz_is_503_when_the_beacon_is_unreachable(client: Client, settings:
         port = s.getsockname()[1]  # nothing listens there once closed
     settings.BEACON = "quicknet"  # type: ignore[attr-defined]
     settings.BEACON_RELAYS = [f"http://127.0.0.1:{port}"]  # type: ignore[attr-defined]
-    beaconsource._clear_caches()
+    beaconsource.clear_caches()
     try:
         response = client.get("/healthz")
     finally:
-        beaconsource._clear_caches()
+        beaconsource.clear_caches()
     assert response.status_code == 503
     beacon = response.json()["checks"]["beacon"]
     assert beacon["ok"] is False and beacon["status"] == "unreachable"

@@ -32,9 +32,9 @@ CHAIN = QUICKNET.chain_hash
 
 @pytest.fixture(autouse=True)
 def _fresh_caches() -> Iterator[None]:
-    beaconsource._clear_caches()
+    beaconsource.clear_caches()
     yield
-    beaconsource._clear_caches()
+    beaconsource.clear_caches()
 
 
 def at(monkeypatch: pytest.MonkeyPatch, unix_seconds: float) -> None:
@@ -347,7 +347,7 @@ def test_quicknet_is_unreachable_when_the_latest_round_is_older_than_the_wait(
     quicknet.BEACON_WAIT_S = 30
     at(monkeypatch, QUICKNET.round_time(r1002 + 10))  # 30 s later: still within the wait
     assert beaconsource.check()["status"] == "ok"
-    beaconsource._clear_caches()
+    beaconsource.clear_caches()
     at(monkeypatch, QUICKNET.round_time(r1002 + 11))  # 33 s: a round would void
     result = beaconsource.check()
     assert result["status"] == "unreachable"

@@ -128,7 +128,7 @@ def test_a_round_played_on_the_local_beacon_is_verified_by_its_id(
     fetches the round's proof by its id and checks its beacon. (The round is played before
     the browser opens: Playwright's loop in this thread would stop the service's pushes.)"""
     with override_settings(BEACON="local", BEACON_MARGIN_S=0, BEACON_WAIT_S=30):
-        beaconsource._clear_caches()
+        beaconsource.clear_caches()
         try:
             players = [make_player("ann"), make_player("bob")]
             round_id = round_open(table=make_table("duel"), players=players).round.id
@@ -140,7 +140,7 @@ def test_a_round_played_on_the_local_beacon_is_verified_by_its_id(
             for player in players:
                 round_command(round_id=round_id, command=Stand(str(player.pk)))
         finally:
-            beaconsource._clear_caches()
+            beaconsource.clear_caches()
     round_ = RoundProof.objects.get(round_id=round_id).receipt["beacon"]["round"]
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     with chromium_page() as page:

@@ -67,12 +67,12 @@ def test_a_fixed_budget_of_seeds_holds_every_invariant_on_postgres_and_redis() -
 
 def _leak_hole_cards(monkeypatch: pytest.MonkeyPatch) -> None:
     """A bug: DEAL and the round actions answer with a view showing the dealer's hole card."""
-    from casino.api import common  # own_round_body: the answer of every command
+    from casino.api import commands  # own_round_body: the answer of every command
 
     def leaky(state: Any, viewer: Any) -> Any:
         return engine_view(state, Viewer("auditor", None, True))
 
-    monkeypatch.setattr(common, "view", leaky)
+    monkeypatch.setattr(commands, "view", leaky)
 
 
 DB_IDS = (  # database ids are not reproduced (sequences move on); everything else is
