@@ -5,16 +5,17 @@ REST (`casino.api.rounds`, `casino.api.tables.TableDealApi`) and the table WebSo
 it arrives: one DRF input serializer (the only validation, and the request body of the
 OpenAPI schema), the same checks in the same order, the same engine command and service
 (`casino.tables.services.table_deal`, `casino.rounds.services.round_command`), and the same
-Idempotency-Key record (operation and payload), so a key is shared between the two.
+Idempotency-Key record (operation and payload), so a key is shared between the two. A
+command's answer is the round as its sender sees it now (`own_round_body`), built once.
 
 The money rate limit is not taken here: a REST view has DRF take it (`throttle_scope`) before
 the view runs, and the WebSocket calls `casino.platform.throttles.throttle_command`; both
 count in one window per user.
 
-## The Idempotency-Key, on the ledger's records (`ledger.idempotency`)
-The key's record is written inside the transaction that does the work, so the command and its
-key commit or roll back together. For a round command (and DEAL) that is the round service's
-own transaction: a `Claim` is its `services.CommandHook`.
+**The Idempotency-Key**, on the ledger's records (`ledger.idempotency`). The key's record is
+written inside the transaction that does the work, so the command and its key commit or roll
+back together. For a round command (and DEAL) that is the round service's own transaction: a
+`Claim` is its `services.CommandHook`.
 
 - **First write.** The record (key, operation, fingerprint of the body) is inserted as the
   first statement of the transaction (`INSERT ... ON CONFLICT (key) DO NOTHING RETURNING`).
@@ -420,7 +421,7 @@ def command_response(status: int, body: dict[str, Any], replayed: bool) -> Respo
     return response
 
 
-# ---- the commands ----
+# ---- a command's answer, and the commands ----
 
 
 class RoundOut(serializers.Serializer[Any]):
