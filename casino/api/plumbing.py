@@ -1,5 +1,5 @@
-"""The API's plumbing that settings name: how a request's body is read, how an error under
-/api/ answers.
+"""The API's plumbing: what settings name (how a request's body is read, how an error under
+/api/ answers), and a view's caller.
 
 - `JSONParser` (DRF's `DEFAULT_PARSER_CLASSES`): request bodies, UTF-8 JSON read by orjson.
 - `ApiErrorMiddleware` (outermost in `MIDDLEWARE`): every error under /api/ in the one JSON
