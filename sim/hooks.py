@@ -10,7 +10,7 @@ patches (no product file is edited):
   (`fairness.chain.new_head`)
   and client seeds (`fairness.services.client_seed_default`) come from generators seeded by
   the simulation seed, so the fair shoe deals the same cards on a replay;
-- timers: `casino.rounds.publish._schedule_nudge` and `casino.tables.services.schedule_lobby` put
+- timers: `casino.rounds.publish.schedule_nudge` and `casino.tables.services.schedule_lobby` put
   the nudge
   in the simulation's own timer queue (a virtual Celery), which delivers it on time, twice,
   late, or never, as the seed decides;
@@ -230,7 +230,7 @@ def installed(
         )
         patch.set(
             publish,
-            "_schedule_nudge",
+            "schedule_nudge",
             lambda round_id, deadline_ms: timers.schedule("round", round_id, deadline_ms),
         )
         patch.set(

@@ -230,7 +230,7 @@ def round_messages(
 # ---- timer nudges after commit ----
 
 
-def _schedule_nudge(round_id: str, deadline_ms: int) -> None:
+def schedule_nudge(round_id: str, deadline_ms: int) -> None:
     """Ask a worker to apply the deadline when it passes (a lost nudge is caught by the sweep)."""
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return  # no broker: the in-process sweep applies deadlines (casino.tables.timers)
@@ -245,7 +245,7 @@ def _schedule_nudge(round_id: str, deadline_ms: int) -> None:
 
 def _send_nudge(round_id: str, deadline_ms: int) -> None:
     try:
-        _schedule_nudge(round_id, deadline_ms)
+        schedule_nudge(round_id, deadline_ms)
     except Exception:  # the round has committed; beat's sweep applies the deadline
         logger.exception("scheduling the nudge of round %s failed", round_id)
 
@@ -330,7 +330,7 @@ def beacon_after_commit(round_id: str, opened: RoundOpened, beacon_round: int) -
         return
     due = beacon_round_time(opened.beacon, beacon_round) - time.time()
     try:
-        current_app.send_task(  # by name, as _schedule_nudge does
+        current_app.send_task(  # by name, as schedule_nudge does
             "casino.beacon_nudge", kwargs={"round_id": round_id}, countdown=max(0.0, due) + 0.1
         )
     except Exception:  # the round has committed; beat's sweep records the beacon

@@ -26,7 +26,7 @@ def sent(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[
     settings.CELERY_TASK_ALWAYS_EAGER = False  # a broker is configured
     settings.NUDGE_COALESCE_S = 0.3
     calls: list[tuple[str, int]] = []
-    monkeypatch.setattr(publish, "_schedule_nudge", lambda r, d: calls.append((r, d)))
+    monkeypatch.setattr(publish, "schedule_nudge", lambda r, d: calls.append((r, d)))
     yield calls
     publish.flush_nudges()
 

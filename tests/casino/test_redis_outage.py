@@ -84,7 +84,7 @@ def test_a_broker_failure_after_commit_leaves_the_command_done(
     def broker_down(round_id: str, deadline_ms: int) -> None:
         raise redis.exceptions.ConnectionError("Error 111 connecting to 127.0.0.1:6379.")
 
-    monkeypatch.setattr(publish, "_schedule_nudge", broker_down)
+    monkeypatch.setattr(publish, "schedule_nudge", broker_down)
     stack_shoe(["9H", "5C", "7D", "TS", "4S", "2H"])
     gil = make_player("gil")
     opened = services.round_open(table=make_table("classic"), players=[gil])

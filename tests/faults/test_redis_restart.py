@@ -69,7 +69,7 @@ def test_a_redis_restart_drops_the_sockets_and_the_client_resumes_every_version(
 ) -> None:
     # This process writes too (as another server would); its timer nudges would go to the
     # suite's broker, not the one under test, so it schedules none.
-    monkeypatch.setattr(publish, "_schedule_nudge", lambda round_id, deadline_ms: None)
+    monkeypatch.setattr(publish, "schedule_nudge", lambda round_id, deadline_ms: None)
     user = make_player()
     _, url = services.server()
     client = login(url, user)
