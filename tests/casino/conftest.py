@@ -9,10 +9,14 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 
+from casino.engine.commands import Stand
+from casino.engine.evolve import RoundState
 from casino.engine.rules import DUEL, RULESETS, USDC
 from casino.engine.shoe import StackedShoe
 from casino.models import Table
 from casino.rounds import seeds
+from casino.rounds.services import round_command
+from casino.rounds.stream import round_load
 from casino.tables.services import table_add
 from ledger.selectors import wallet_balances
 from ledger.services import wallet_deposit
@@ -39,6 +43,18 @@ def make_table(ruleset: str, **overrides: Any) -> Table:
     }
     fields.update(overrides)
     return table_add(Table(**fields))  # with its first seed chain, as every table
+
+
+def stand_open_hands(round_id: str) -> RoundState:
+    """Stand every seat whose hand is still open, and return the state after the last stand.
+    A duel's cards are live once dealt (a beacon's among them), so a seat dealt 21 has stood
+    already and a stand for it is refused."""
+    _, state = round_load(round_id=round_id)
+    assert state is not None
+    for box in state.boxes:
+        if box.hands[0].status == "open":
+            state = round_command(round_id=round_id, command=Stand(box.player_id)).state
+    return state
 
 
 def available(user: AbstractBaseUser) -> int:

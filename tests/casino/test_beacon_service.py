@@ -11,7 +11,7 @@ import pytest
 from django.test import override_settings
 from rest_framework.test import APIClient
 
-from casino.engine.commands import PlaceBet, Stand
+from casino.engine.commands import PlaceBet
 from casino.engine.events import beacon_round_time
 from casino.engine.rules import USDC
 from casino.eventstore.models import StoredEvent
@@ -22,7 +22,7 @@ from casino.rounds.tasks import record_beacon, sweep_beacons
 from casino.tables.timers import tick
 from fairness import beacon, beaconsource
 from fairness.models import RoundProof
-from tests.casino.conftest import FUNDS, available, make_player, make_table
+from tests.casino.conftest import FUNDS, available, make_player, make_table, stand_open_hands
 
 pytestmark = pytest.mark.django_db
 
@@ -78,11 +78,7 @@ def test_a_duel_deals_once_its_beacon_round_is_published() -> None:
     assert recorded["randomness"] == randomness.hex()
     seeds = "|".join(p.client_seed for p in opened.state.opened.participants)
     assert recorded["client_material"] == f"{seeds}|local-beacon:{beacon_round}:{randomness.hex()}"
-    _, state = round_load(round_id=round_id)
-    assert state is not None
-    for box in state.boxes:  # the beacon's cards are live: a hand dealt 21 has stood already
-        if box.hands[0].status == "open":
-            state = round_command(round_id=round_id, command=Stand(box.player_id)).state
+    state = stand_open_hands(round_id)  # the beacon's cards are live: a 21 has stood already
     assert state.phase == "settled" and state.server_seed is not None
     assert sum(available(p) for p in players) == 2 * FUNDS - state.settlement.fee  # type: ignore[union-attr]
     assert RoundProof.objects.filter(round_id=round_id).exists()

@@ -14,15 +14,14 @@ from typing import Any
 import pytest
 from django.test import override_settings
 
-from casino.engine.commands import Stand
 from casino.engine.events import beacon_round_time
-from casino.rounds.services import round_command, round_open
+from casino.rounds.services import round_open
 from casino.rounds.stream import round_load
 from casino.tables.timers import tick
 from fairness import beaconsource, services
 from fairness.models import RoundProof
 from fairness.sample import beacon_round_line
-from tests.casino.conftest import make_player, make_table
+from tests.casino.conftest import make_player, make_table, stand_open_hands
 from tests.chromium import chromium_page
 from tests.fairness.rewrites import forge, play_round
 from tests.fairness.test_js_beacon import Played, line_of, picker, play
@@ -137,8 +136,7 @@ def test_a_round_played_on_the_local_beacon_is_verified_by_its_id(
             due = beacon_round_time(state.opened.beacon, state.beacon_round)
             time.sleep(max(0.0, due - time.time()) + 0.05)
             tick()  # the sweep records the published round, and the deal follows
-            for player in players:
-                round_command(round_id=round_id, command=Stand(str(player.pk)))
+            stand_open_hands(round_id)  # the beacon's cards are live: a 21 has stood already
         finally:
             beaconsource.clear_caches()
     round_ = RoundProof.objects.get(round_id=round_id).receipt["beacon"]["round"]
