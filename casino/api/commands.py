@@ -1,11 +1,11 @@
 """The player's game commands, each defined once, and the one way to run one for a user.
 
-REST (`casino.api.rounds`, `casino.api.tables.TableDealApi`) and the table WebSocket
-(`casino.live.consumers`) both call `deal` and `act`, so a command is the same whichever way
-it arrives: one DRF input serializer (the only validation, and the request body of the
-OpenAPI schema), the same checks in the same order, the same engine command and service
-(`casino.tables.services.table_deal`, `casino.rounds.services.round_command`), and the same
-Idempotency-Key record (operation and payload), so a key is shared between the two. A
+REST (the round actions' endpoints, `ACTION_APIS`, and `casino.api.tables.TableDealApi`) and
+the table WebSocket (`casino.live.consumers`) both call `deal` and `act`, so a command is the
+same whichever way it arrives: one DRF input serializer (the only validation, and the request
+body of the OpenAPI schema), the same checks in the same order, the same engine command and
+service (`casino.tables.services.table_deal`, `casino.rounds.services.round_command`), and the
+same Idempotency-Key record (operation and payload), so a key is shared between the two. A
 command's answer is the round as its sender sees it now (`own_round_body`), built once.
 
 The money rate limit is not taken here: a REST view has DRF take it (`throttle_scope`) before
@@ -55,14 +55,20 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection, transaction
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_serializer,
+    extend_schema_view,
+)
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from casino.api.common import ROUND_ID_RE, JsonBooleanField, round_get, round_played
+from casino.api.common import ROUND_ID_RE, GameApi, JsonBooleanField, round_get, round_played
+from casino.api.plumbing import request_user
 from casino.api.roundview import RoundViewField
 from casino.engine.commands import (
     Command,
@@ -523,6 +529,7 @@ class PlayerCommand:
     operation: str
     serializer: type[serializers.Serializer[Any]]
     build: Callable[[str, dict[str, Any]], Command] | None = None
+    about: str = ""  # what its REST endpoint does, in the OpenAPI schema
 
 
 def _insurance(player_id: str, data: dict[str, Any]) -> Command:
@@ -541,12 +548,46 @@ DEAL = PlayerCommand("deal", "tables_deal", DealInput)
 ROUND_ACTIONS: dict[str, PlayerCommand] = {
     c.name: c
     for c in (
-        PlayerCommand("hit", "rounds_hit", HitInput, lambda p, d: Hit(p, confirm=d["confirm"])),
-        PlayerCommand("stand", "rounds_stand", NoInput, lambda p, d: Stand(p)),
-        PlayerCommand("double", "rounds_double", NoInput, lambda p, d: Double(p)),
-        PlayerCommand("split", "rounds_split", NoInput, lambda p, d: Split(p)),
-        PlayerCommand("insurance", "rounds_insurance", InsuranceInput, _insurance),
-        PlayerCommand("even_money", "rounds_even_money", EvenMoneyInput, _even_money),
+        PlayerCommand(
+            "hit",
+            "rounds_hit",
+            HitInput,
+            lambda p, d: Hit(p, confirm=d["confirm"]),
+            "Draw a card. With the safety net on, a risky hit (soft 20, hard 17 or more) needs "
+            "`confirm: true`.",
+        ),
+        PlayerCommand(
+            "stand", "rounds_stand", NoInput, lambda p, d: Stand(p), "Take no more cards."
+        ),
+        PlayerCommand(
+            "double",
+            "rounds_double",
+            NoInput,
+            lambda p, d: Double(p),
+            "Double the bet on the hand in play and take exactly one more card.",
+        ),
+        PlayerCommand(
+            "split",
+            "rounds_split",
+            NoInput,
+            lambda p, d: Split(p),
+            "Split the pair in play into two hands, the new one with a bet equal to the first.",
+        ),
+        PlayerCommand(
+            "insurance",
+            "rounds_insurance",
+            InsuranceInput,
+            _insurance,
+            "Take or decline insurance on a box. `amount`: duel_classic allows up to half the bet.",
+        ),
+        PlayerCommand(
+            "even_money",
+            "rounds_even_money",
+            EvenMoneyInput,
+            _even_money,
+            "Your blackjack against a dealer's ace: take (or decline) even money, paid 1:1 at "
+            "once.",
+        ),
     )
 }
 COMMANDS: dict[str, PlayerCommand] = {DEAL.name: DEAL, **ROUND_ACTIONS}
@@ -607,6 +648,40 @@ def act(
         perform=perform,
         respond=answer,
     )
+
+
+def _action_api(command: PlayerCommand) -> type[GameApi]:
+    """The REST endpoint of a round action: `POST /api/rounds/<id>/<action>/` runs it by `act`
+    for the request's caller, with the request's body and Idempotency-Key."""
+
+    @extend_schema_view(
+        post=extend_schema(
+            operation_id=command.operation,
+            description=command.about,
+            parameters=[HEADER],
+            request=None if command.serializer is NoInput else command.serializer,
+            responses=RoundOut,
+        )
+    )
+    class ActionApi(GameApi):
+        def post(self, request: Request, round_id: str) -> Response:
+            return command_response(
+                *act(
+                    user=request_user(request),
+                    name=command.name,
+                    round_id=round_id,
+                    body=request.data,
+                    key=request.headers.get("Idempotency-Key"),
+                )
+            )
+
+    ActionApi.__name__ = ActionApi.__qualname__ = command.name.title().replace("_", "") + "Api"
+    return ActionApi
+
+
+ACTION_APIS: dict[str, type[GameApi]] = {
+    name: _action_api(command) for name, command in ROUND_ACTIONS.items()
+}
 
 
 def deal(*, user: AbstractBaseUser, table_id: int, body: Any, key: str | None) -> Outcome:

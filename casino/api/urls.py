@@ -4,6 +4,7 @@ from django.conf import settings
 from django.urls import URLPattern, URLResolver, path
 
 from casino.api import auth, players, rounds, tables
+from casino.api.commands import ACTION_APIS as actions
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("auth/login/", auth.LoginApi.as_view(), name="auth-login"),
@@ -20,15 +21,17 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("tables/<int:table_id>/deal/", tables.TableDealApi.as_view(), name="tables-deal"),
     path("staff/tables/", tables.TableCreateApi.as_view(), name="tables-create"),
     path("rounds/<str:round_id>/", rounds.RoundStateApi.as_view(), name="rounds-state"),
-    path("rounds/<str:round_id>/hit/", rounds.HitApi.as_view(), name="rounds-hit"),
-    path("rounds/<str:round_id>/stand/", rounds.StandApi.as_view(), name="rounds-stand"),
-    path("rounds/<str:round_id>/double/", rounds.DoubleApi.as_view(), name="rounds-double"),
-    path("rounds/<str:round_id>/split/", rounds.SplitApi.as_view(), name="rounds-split"),
+    path("rounds/<str:round_id>/hit/", actions["hit"].as_view(), name="rounds-hit"),
+    path("rounds/<str:round_id>/stand/", actions["stand"].as_view(), name="rounds-stand"),
+    path("rounds/<str:round_id>/double/", actions["double"].as_view(), name="rounds-double"),
+    path("rounds/<str:round_id>/split/", actions["split"].as_view(), name="rounds-split"),
     path(
-        "rounds/<str:round_id>/insurance/", rounds.InsuranceApi.as_view(), name="rounds-insurance"
+        "rounds/<str:round_id>/insurance/", actions["insurance"].as_view(), name="rounds-insurance"
     ),
     path(
-        "rounds/<str:round_id>/even-money/", rounds.EvenMoneyApi.as_view(), name="rounds-even-money"
+        "rounds/<str:round_id>/even-money/",
+        actions["even_money"].as_view(),
+        name="rounds-even-money",
     ),
     path("me/preferences/", players.PreferencesApi.as_view(), name="me-preferences"),
     path("me/rounds/", players.RecallListApi.as_view(), name="me-rounds"),

@@ -57,3 +57,22 @@ def test_every_error_answer_is_the_one_error_shape(schema: dict[str, Any]) -> No
     assert wrong == []
     authenticated = [op for _, _, op in operations(schema) if {} not in op.get("security", [{}])]
     assert authenticated and all("401" in op["responses"] for op in authenticated)
+
+
+def test_each_round_action_says_what_it_does(schema: dict[str, Any]) -> None:
+    """Each action's endpoint is built from its command's definition: its own operation id,
+    description and request body (none for the actions without input)."""
+    actions = {
+        op["operationId"]: op
+        for path, method, op in operations(schema)
+        if method == "post" and path.startswith("/api/rounds/")
+    }
+    assert sorted(actions) == [
+        "rounds_double", "rounds_even_money", "rounds_hit",
+        "rounds_insurance", "rounds_split", "rounds_stand",
+    ]  # fmt: skip
+    assert actions["rounds_stand"]["description"] == "Take no more cards."
+    assert actions["rounds_hit"]["description"].startswith("Draw a card. With the safety net on")
+    assert len({op["description"] for op in actions.values()}) == 6
+    with_body = {name for name, op in actions.items() if "requestBody" in op}
+    assert with_body == {"rounds_hit", "rounds_insurance", "rounds_even_money"}
