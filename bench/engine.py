@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import cProfile
 import os
+import platform
 import pstats
+import sys
 import time
 from collections import defaultdict
 from typing import Any
@@ -78,6 +80,9 @@ def run(quick: bool) -> dict[str, Any]:
         "rounds_per_measure": rounds,
         "cpus": os.cpu_count(),
         "load_avg_1m": round(os.getloadavg()[0], 2),
+        # the interpreter and its installation: builds of one version differ in speed (a
+        # distribution's optimised build against one compiled without PGO and LTO)
+        "python": f"{platform.python_version()} ({sys.base_prefix})",
         "python_loop_ns": round(loop_ns(), 1),
     }
     for shoe, target in TARGETS.items():
