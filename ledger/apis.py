@@ -139,6 +139,9 @@ def _idempotent_response(
 
 
 class WalletBalanceApi(APIView):
+    """Your balances in USDC: available (to bet or withdraw), pending withdrawal, and
+    receivable (what you owe after a voided round took back winnings you had spent)."""
+
     permission_classes = [IsAuthenticated]
 
     @extend_schema_serializer(component_name="WalletBalance")
@@ -161,6 +164,9 @@ class WalletBalanceApi(APIView):
 
 
 class WalletEntryListApi(APIView):
+    """Your journal entries, newest first, each with your own postings only (`limit`,
+    `offset`)."""
+
     permission_classes = [IsAuthenticated]
 
     class Pagination(LimitOffsetPagination):
@@ -188,6 +194,9 @@ class WithdrawalInput(AmountInput):
 
 
 class WithdrawalRequestApi(APIView):
+    """Ask to withdraw: the amount moves from available to pending until staff complete the
+    withdrawal to its destination (`network`, `address`) or cancel it."""
+
     throttle_scope = "money"  # settings.THROTTLE_RATES
     permission_classes = [IsAuthenticated]
 
@@ -333,6 +342,9 @@ class _StaffWithdrawalResolveApi(APIView):
 
 
 class StaffWithdrawalCompleteApi(_StaffWithdrawalResolveApi):
+    """Staff: the withdrawal was paid out to its destination (pending -> external). Whoever
+    requested it cannot complete it (403 `four_eyes`)."""
+
     operation = "withdrawal_complete"
 
     def resolve(self, *, withdrawal_id: int, staff: Any, key: str) -> WithdrawalRequest:
@@ -351,6 +363,9 @@ class StaffWithdrawalCompleteApi(_StaffWithdrawalResolveApi):
 
 
 class StaffWithdrawalCancelApi(_StaffWithdrawalResolveApi):
+    """Staff: cancel a pending withdrawal; the amount returns to the player's available
+    balance."""
+
     operation = "withdrawal_cancel"
 
     def resolve(self, *, withdrawal_id: int, staff: Any, key: str) -> WithdrawalRequest:
@@ -369,6 +384,8 @@ class StaffWithdrawalCancelApi(_StaffWithdrawalResolveApi):
 
 
 class StaffWithdrawalListApi(APIView):
+    """Staff: withdrawal requests (`status`: pending, completed or cancelled), to act on."""
+
     permission_classes = [IsAdminUser]
 
     @extend_schema(
@@ -386,6 +403,8 @@ class StaffWithdrawalListApi(APIView):
 
 
 class StaffReceivableListApi(APIView):
+    """Staff: the players who owe the house after voids, and how much."""
+
     permission_classes = [IsAdminUser]
 
     @extend_schema_serializer(component_name="Receivable")

@@ -236,6 +236,9 @@ class TokenRevokeApi(GameApi):
 
 
 class MeApi(GameApi):
+    """Who you are: your user id (the `player_id` of your seats in round views), username and
+    whether you are staff."""
+
     @extend_schema(operation_id="auth_me", responses=MeOut)
     def get(self, request: Request) -> Response:
         return Response(MeOut(request.user).data)

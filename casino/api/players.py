@@ -225,6 +225,9 @@ class RecallCurrentApi(GameApi):
 
 
 class RecallDetailApi(GameApi):
+    """One of your rounds, as game recall shows it: your full view, the outcome in words, your
+    net, the proof and the links to verify it."""
+
     @extend_schema(operation_id="recall_detail", responses=RecallOut)
     def get(self, request: Request, round_id: str) -> Response:
         found = round_for_player(request, round_id)

@@ -65,6 +65,9 @@ def _table_body(table: Table) -> dict[str, Any]:
 
 
 class TableListApi(GameApi):
+    """The open shared tables and your personal ones (`ruleset` filters): limits, seats, the
+    round open now and a duel lobby's deadline."""
+
     @extend_schema_serializer(component_name="TableListFilter")
     class FilterSerializer(serializers.Serializer[Any]):
         ruleset = serializers.ChoiceField(choices=list(RULESETS), required=False)
@@ -82,6 +85,8 @@ class TableListApi(GameApi):
 
 
 class TableDetailApi(GameApi):
+    """One table. Another player's personal table is no table to you (404); staff see all."""
+
     @extend_schema(operation_id="tables_detail", responses=TableOut)
     def get(self, request: Request, table_id: int) -> Response:
         table = table_get(table_id)
@@ -167,6 +172,8 @@ class TablePersonalApi(GameApi):
 
 
 class TableSitApi(GameApi):
+    """Sit at the table's lowest free seat; already seated, you keep your seat."""
+
     @extend_schema(operation_id="tables_sit", parameters=[HEADER], request=None, responses=TableOut)
     def post(self, request: Request, table_id: int) -> Response:
         table = table_get(table_id)
@@ -184,6 +191,8 @@ class TableSitApi(GameApi):
 
 
 class TableLeaveApi(GameApi):
+    """Stand up from the table. A hand of yours still in play is finished by its timers."""
+
     @extend_schema(
         operation_id="tables_leave", parameters=[HEADER], request=None, responses=TableOut
     )

@@ -22,6 +22,7 @@ from casino.dashboard.models import PlayerProfile
 from casino.models import Round, RoundStatus
 from casino.platform.errors import ApplicationError
 from casino.rounds.audit import export_lines
+from ledger.apis import AmountOutField
 
 EXPORT_PERMISSION = "dashboard.export_rounds"
 MAX_EXPORT_DAYS = 366
@@ -87,13 +88,16 @@ class AuditExportApi(APIView):
 
 
 class LeaderboardApi(APIView):
+    """The players ranked by what they won over the period (`day`, `week` or `all`): their
+    public name, rounds, handle (staked) and net, in USDC. Opted-out players never appear."""
+
     permission_classes = [AllowAny]
 
     class OutputSerializer(serializers.Serializer[Any]):
         player = serializers.CharField()
         rounds = serializers.IntegerField()
-        handle = serializers.IntegerField(help_text="micro-USDC staked")
-        net = serializers.IntegerField(help_text="micro-USDC won (negative: lost)")
+        handle = AmountOutField(help_text="USDC staked")
+        net = AmountOutField(help_text="USDC won (negative: lost)")
 
     @extend_schema(
         operation_id="stats_leaderboard",
@@ -109,13 +113,16 @@ class LeaderboardApi(APIView):
 
 
 class BiggestWinsApi(APIView):
+    """The biggest single-round wins: who, which round (its proof is public), the rule set,
+    the net won in USDC and when the round finished."""
+
     permission_classes = [AllowAny]
 
     class OutputSerializer(serializers.Serializer[Any]):
         player = serializers.CharField()
         round_id = serializers.CharField()
         ruleset = serializers.CharField()
-        net = serializers.IntegerField()
+        net = AmountOutField(help_text="USDC won in the round")
         finished_at = serializers.CharField()
 
     @extend_schema(operation_id="stats_biggest_wins", responses=OutputSerializer(many=True))
@@ -124,14 +131,17 @@ class BiggestWinsApi(APIView):
 
 
 class TableStatsApi(APIView):
+    """Per table: finished rounds, handle (staked), the players' net in USDC, winning hands,
+    the last round's time and the rounds open now."""
+
     permission_classes = [AllowAny]
 
     class OutputSerializer(serializers.Serializer[Any]):
         table_id = serializers.IntegerField()
         ruleset = serializers.CharField()
         rounds = serializers.IntegerField()
-        handle = serializers.IntegerField()
-        players_net = serializers.IntegerField()
+        handle = AmountOutField(help_text="USDC staked")
+        players_net = AmountOutField(help_text="USDC the players won (negative: lost)")
         winning_hands = serializers.IntegerField()
         last_round_at = serializers.CharField(allow_null=True)
         open_rounds = serializers.IntegerField()

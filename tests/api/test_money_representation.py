@@ -36,6 +36,8 @@ MONEY_KEYS = frozenset(
         "net",
         "pending_withdrawal",
         "receivable",
+        "handle",
+        "players_net",
     }
 )
 
@@ -151,6 +153,12 @@ def test_no_money_is_a_json_number_in_any_answer_of_a_played_round(api: Api, sta
     seen.append(api.get("/api/me/rounds/current/").json())
     seen.append(api.get("/api/wallet/entries/").json())
     seen.append(api.get("/api/wallet/balance/").json())
+    stats = [
+        Client().get(f"/api/stats/{path}/").json()
+        for path in ("leaderboard", "biggest-wins", "tables")
+    ]
+    assert all(stats), stats  # the settled round is in every one of them
+    seen += stats
     assert dealt["view"]["boxes"][0]["bet"] == "1.500000"
     staff = make_player(staff=True)
 

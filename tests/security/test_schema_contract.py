@@ -76,3 +76,14 @@ def test_each_round_action_says_what_it_does(schema: dict[str, Any]) -> None:
     assert len({op["description"] for op in actions.values()}) == 6
     with_body = {name for name, op in actions.items() if "requestBody" in op}
     assert with_body == {"rounds_hit", "rounds_insurance", "rounds_even_money"}
+
+
+def test_every_operation_says_what_it_does(schema: dict[str, Any]) -> None:
+    """A description of its own for every operation: none empty, and none shared with another
+    path's (a view without a docstring of its own publishes its base class's)."""
+    paths_of: dict[str, set[str]] = {}
+    for path, _, op in operations(schema):
+        paths_of.setdefault(op.get("description", "").strip(), set()).add(path)
+    assert "" not in paths_of, sorted(paths_of.get("", ()))
+    shared = {text[:60]: sorted(paths) for text, paths in paths_of.items() if len(paths) > 1}
+    assert shared == {}

@@ -1,5 +1,5 @@
 // /play/events/ and /play/leaderboard/: the public stats the server already keeps.
-import { $, api, showError, usdc } from "./common.js";
+import { $, api, showError, toMicro, usdc } from "./common.js";
 
 const NAMES = { classic: "Classic", atlantic_city: "Atlantic City", duel: "Duel", duel_classic: "Duel classic" };
 
@@ -20,17 +20,17 @@ async function events() {
     const link = Object.assign(document.createElement("a"), {
       href: `/fairness/verify/?round=${encodeURIComponent(w.round_id)}`, textContent: "Verify",
     });
-    return row([w.player, NAMES[w.ruleset] ?? w.ruleset, usdc(w.net), new Date(w.finished_at).toLocaleString(), link]);
+    return row([w.player, NAMES[w.ruleset] ?? w.ruleset, usdc(toMicro(w.net)), new Date(w.finished_at).toLocaleString(), link]);
   }));
   $("table-stats").querySelector("tbody").replaceChildren(...tables.map((t) => row([
-    t.table_id, NAMES[t.ruleset] ?? t.ruleset, t.rounds, usdc(t.handle), usdc(t.players_net), t.open_rounds,
+    t.table_id, NAMES[t.ruleset] ?? t.ruleset, t.rounds, usdc(toMicro(t.handle)), usdc(toMicro(t.players_net)), t.open_rounds,
   ])));
 }
 
 async function leaders() {
   const rows = await api(`/api/stats/leaderboard/?period=${$("period").value}`);
   $("leaders").querySelector("tbody").replaceChildren(...rows.map((r, i) => row([
-    i + 1, r.player, r.rounds, usdc(r.handle), usdc(r.net),
+    i + 1, r.player, r.rounds, usdc(toMicro(r.handle)), usdc(toMicro(r.net)),
   ])));
 }
 
