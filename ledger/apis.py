@@ -6,6 +6,7 @@ Amounts are decimal strings in and out (6 places out); see ledger/money.py.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -29,7 +30,7 @@ from casino.platform.schema import ApiError, paginated
 from ledger import selectors, services
 from ledger.destinations import ADDRESS_MAX, NETWORKS, destination_clean
 from ledger.idempotency import idempotent_request
-from ledger.models import JournalEntry, WithdrawalRequest
+from ledger.models import JournalEntry, WithdrawalRequest, WithdrawalStatus
 from ledger.money import CURRENCY, format_amount, parse_amount
 
 IDEMPOTENCY_HEADER = OpenApiParameter(
@@ -138,6 +139,44 @@ def _idempotent_response(
     return response
 
 
+_COUNT = re.compile(r"[0-9]{1,9}")
+
+
+class Pages(LimitOffsetPagination):
+    """`limit` (default 50, at most 200) and `offset`, as DRF's LimitOffsetPagination takes
+    them, but strict: a value that is not a whole number, or a `limit` of 0, is a 400
+    `invalid_input` naming the parameter. DRF's class answers the default page instead, so a
+    client's typo went unnoticed. A `limit` above the maximum gets the maximum."""
+
+    max_limit = 200
+
+    def get_limit(self, request: Request) -> int | None:
+        value = _count(request, self.limit_query_param, minimum=1)
+        if value is None:
+            return self.default_limit
+        return min(value, self.max_limit)
+
+    def get_offset(self, request: Request) -> int:
+        return _count(request, self.offset_query_param, minimum=0) or 0
+
+
+PAGE_PARAMETERS = [
+    OpenApiParameter("limit", OpenApiTypes.INT, description="rows a page, 1 to 200 (default 50)"),
+    OpenApiParameter("offset", OpenApiTypes.INT, description="rows to skip (default 0)"),
+]
+
+
+def _count(request: Request, name: str, *, minimum: int) -> int | None:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return None
+    if not _COUNT.fullmatch(raw) or int(raw) < minimum:
+        raise serializers.ValidationError(
+            {name: [f"Must be a whole number of at least {minimum}."]}
+        )
+    return int(raw)
+
+
 class WalletBalanceApi(APIView):
     """Your balances in USDC: available (to bet or withdraw), pending withdrawal, and
     receivable (what you owe after a voided round took back winnings you had spent)."""
@@ -169,13 +208,13 @@ class WalletEntryListApi(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    class Pagination(LimitOffsetPagination):
-        default_limit = 50
-        max_limit = 200
-
-    @extend_schema(operation_id="wallet_entries", responses=paginated(EntryOut, "PaginatedEntries"))
+    @extend_schema(
+        operation_id="wallet_entries",
+        parameters=PAGE_PARAMETERS,
+        responses=paginated(EntryOut, "PaginatedEntries"),
+    )
     def get(self, request: Request) -> Response:
-        paginator = self.Pagination()
+        paginator = Pages()
         page = paginator.paginate_queryset(
             selectors.wallet_entries(user_id=_user_id(request)), request, view=self
         )
@@ -391,13 +430,19 @@ class StaffWithdrawalListApi(APIView):
     @extend_schema(
         operation_id="staff_withdrawal_list",
         parameters=[
-            OpenApiParameter("status", OpenApiTypes.STR, enum=["pending", "completed", "cancelled"])
+            OpenApiParameter("status", OpenApiTypes.STR, enum=list(WithdrawalStatus.values)),
+            *PAGE_PARAMETERS,
         ],
         responses=paginated(WithdrawalOut, "PaginatedWithdrawals"),
     )
     def get(self, request: Request) -> Response:
-        paginator = LimitOffsetPagination()
-        rows = selectors.withdrawal_list(status=request.query_params.get("status"))
+        status = request.query_params.get("status")
+        if status is not None and status not in WithdrawalStatus.values:
+            raise serializers.ValidationError(
+                {"status": [f"Must be one of {', '.join(WithdrawalStatus.values)}."]}
+            )
+        paginator = Pages()
+        rows = selectors.withdrawal_list(status=status)
         page = paginator.paginate_queryset(rows, request, view=self)
         return paginator.get_paginated_response(WithdrawalOut(page, many=True).data)
 
@@ -418,9 +463,10 @@ class StaffReceivableListApi(APIView):
 
     @extend_schema(
         operation_id="staff_receivable_list",
+        parameters=PAGE_PARAMETERS,
         responses=paginated(OutputSerializer, "PaginatedReceivables"),
     )
     def get(self, request: Request) -> Response:
-        paginator = LimitOffsetPagination()
+        paginator = Pages()
         page = paginator.paginate_queryset(selectors.receivable_list(), request, view=self)
         return paginator.get_paginated_response(self.OutputSerializer(page, many=True).data)

@@ -225,6 +225,57 @@ def test_staff_deposit_and_withdrawal_resolution() -> None:
     assert_ledger_ok()
 
 
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ("limit=abc", "limit"),
+        ("limit=-5", "limit"),
+        ("limit=0", "limit"),
+        ("limit=1.5", "limit"),
+        ("offset=-1", "offset"),
+        ("offset=x", "offset"),
+        ("limit=%EF%BC%93", "limit"),  # a full-width 3: int() would take it
+    ],
+)
+def test_a_malformed_page_is_a_400_naming_the_parameter(query: str, field: str) -> None:
+    staff, player = make_user(staff=True), make_user()
+    fund(player, USDC)
+    for client, path in (
+        (client_for(player), "/api/wallet/entries/"),
+        (client_for(staff), "/api/wallet/staff/withdrawals/"),
+        (client_for(staff), "/api/wallet/staff/receivables/"),
+    ):
+        answer = client.get(f"{path}?{query}")
+        assert answer.status_code == 400, (path, query, answer.content)
+        error = answer.json()["error"]
+        assert error["code"] == "invalid_input"
+        assert list(error["details"]["fields"]) == [field]
+
+
+def test_pages_walk_the_entries_and_a_limit_above_the_maximum_gets_the_maximum() -> None:
+    player = make_user()
+    for _ in range(3):
+        fund(player, USDC)
+    client = client_for(player)
+    first = client.get("/api/wallet/entries/?limit=2").json()
+    second = client.get("/api/wallet/entries/?limit=2&offset=2").json()
+    assert first["count"] == 3 and len(first["results"]) == 2 and len(second["results"]) == 1
+    seen = [e["id"] for e in first["results"] + second["results"]]
+    assert len(set(seen)) == 3
+    capped = client.get("/api/wallet/entries/?limit=100000").json()
+    assert len(capped["results"]) == 3 and capped["next"] is None
+
+
+def test_an_unknown_withdrawal_status_is_a_400() -> None:
+    answer = client_for(make_user(staff=True)).get("/api/wallet/staff/withdrawals/?status=done")
+    assert answer.status_code == 400
+    error = answer.json()["error"]
+    assert error["code"] == "invalid_input"
+    assert error["details"]["fields"] == {
+        "status": ["Must be one of pending, completed, cancelled."]
+    }
+
+
 def test_staff_sees_receivables() -> None:
     staff, winner, loser = make_user(staff=True), make_user(), make_user()
     fund(winner, USDC)
