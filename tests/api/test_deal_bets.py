@@ -68,9 +68,19 @@ def test_a_deal_where_every_box_is_empty_is_refused_and_changes_nothing(
 
 def test_negative_and_malformed_boxes_are_still_refused(api: Api) -> None:
     table = personal(api, "atlantic_city")
-    for bets in (["1", "-1"], ["1", "0.0000001"], ["1", 0]):
+    refusals = [
+        (["1", "-1"], "amount_negative", "-1"),
+        (["1", "0.0000001"], "amount_too_precise", "0.0000001"),
+        (["1", 0], "amount_not_string", "0"),
+    ]
+    for bets, code, value in refusals:
         response = api.post(f"/api/tables/{table}/deal/", {"bets": bets})
         assert response.status_code == 400, (bets, response.content)
+        error = response.json()["error"]
+        assert error["code"] == code
+        assert error["details"] == {"field": "bets", "value": value}  # the field sent
+        assert error["message"].startswith("bets "), error["message"]
+    assert not Round.objects.filter(table_id=table).exists()
 
 
 @pytest.mark.parametrize(
