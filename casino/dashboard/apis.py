@@ -17,6 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from casino.api.common import JsonBooleanField
 from casino.dashboard import stats
 from casino.dashboard.models import PlayerProfile
 from casino.models import Round, RoundStatus
@@ -157,8 +158,14 @@ class StatsProfileApi(APIView):
     permission_classes = [IsAuthenticated]
 
     class InputSerializer(serializers.Serializer[Any]):
-        display_name = serializers.CharField(max_length=40, allow_blank=True, required=False)
-        opt_out = serializers.BooleanField(required=False)
+        display_name = serializers.CharField(
+            max_length=40,
+            allow_blank=True,
+            required=False,
+            help_text='1 to 40 letters, digits, spaces and _ . - \' ("" clears it); one '
+            "player per name",
+        )
+        opt_out = JsonBooleanField(required=False)
 
     class OutputSerializer(serializers.Serializer[Any]):
         display_name = serializers.CharField()

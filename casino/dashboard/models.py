@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
+from django.db.models.functions import Lower
 
 from ledger.models import Account, AccountBalance, WithdrawalRequest
 
@@ -57,6 +59,17 @@ class PlayerProfile(models.Model):
     )
     display_name = models.CharField(max_length=40, blank=True, default="")
     opt_out = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [
+            # One player per public name, whatever its case (blank: shown as player-<id>)
+            models.UniqueConstraint(
+                Lower("display_name"),
+                condition=~Q(display_name=""),
+                name="dashboard_display_name_unique",
+                violation_error_message="Another player has this public name.",
+            )
+        ]
 
     def __str__(self) -> str:
         return self.display_name or f"player {self.user_id}"

@@ -9,10 +9,11 @@ store and reports any difference from the live rows.
 from __future__ import annotations
 
 import logging
+import re
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, Q, Sum
 
 from casino.dashboard.models import PlayerProfile, StatsContribution
@@ -20,6 +21,7 @@ from casino.engine.evolve import RoundState
 from casino.eventstore.models import StoredEvent
 from casino.models import Round, RoundStatus
 from casino.platform import layersend, rawsql
+from casino.platform.errors import ApplicationError, ConflictError
 from casino.rounds.projections import player_money
 from casino.rounds.stream import round_load
 
@@ -217,15 +219,57 @@ def table_stats() -> list[dict[str, Any]]:
     ]
 
 
+# A public name: letters and digits (any script), spaces and _ . - ', starting and ending
+# with a letter or digit. No control or format characters (a right-to-left override or a
+# zero-width space would let a name pass for another on the public pages).
+_NAME = re.compile(r"[^\W_](?:[\w .'-]*[^\W_])?")
+_DEFAULT_NAME = re.compile(r"player[- ]?[0-9]+", re.IGNORECASE)  # how unnamed players show
+
+
+def display_name_clean(text: str) -> str:
+    """The public name a player asked for, trimmed, or 400 `display_name_invalid` /
+    `display_name_reserved` ("" clears the name: the player shows as player-<id>)."""
+    name = text.strip()
+    if not name:
+        return ""
+    if len(name) > 40 or not _NAME.fullmatch(name):
+        raise ApplicationError(
+            "A public name is 1 to 40 letters, digits, spaces and _ . - ', starting and "
+            "ending with a letter or digit.",
+            code="display_name_invalid",
+            extra={"display_name": text},
+        )
+    if _DEFAULT_NAME.fullmatch(name):
+        raise ApplicationError(
+            "player-<number> is how players without a name are shown: choose another name.",
+            code="display_name_reserved",
+            extra={"display_name": text},
+        )
+    return name
+
+
 def profile_update(
     *, user_id: int, display_name: str | None = None, opt_out: bool | None = None
 ) -> PlayerProfile:
-    """Set the player's public display name and/or opt-out."""
-    with transaction.atomic(durable=True):
-        profile, _ = PlayerProfile.objects.select_for_update().get_or_create(user_id=user_id)
-        if display_name is not None:
-            profile.display_name = display_name.strip()
-        if opt_out is not None:
-            profile.opt_out = opt_out
-        profile.save()
+    """Set the player's public display name and/or opt-out. A name another player has (in
+    any case) is a 409 `display_name_taken`, and nothing changes."""
+    name = None if display_name is None else display_name_clean(display_name)
+    taken = ConflictError(
+        "Another player has this public name.",
+        code="display_name_taken",
+        extra={"display_name": display_name},
+    )
+    try:
+        with transaction.atomic(durable=True):
+            profile, _ = PlayerProfile.objects.select_for_update().get_or_create(user_id=user_id)
+            if name is not None:
+                others = PlayerProfile.objects.exclude(user_id=user_id)
+                if name and others.filter(display_name__iexact=name).exists():
+                    raise taken
+                profile.display_name = name
+            if opt_out is not None:
+                profile.opt_out = opt_out
+            profile.save()
+    except IntegrityError:  # another player took the name between the check and the save
+        raise taken from None
     return profile
