@@ -1,5 +1,5 @@
 // /play/events/ and /play/leaderboard/: the public stats the server already keeps.
-import { $, api, showError, toMicro, usdc } from "./common.js";
+import { $, api, playerId, showError, toMicro, usdc } from "./common.js";
 
 const NAMES = { classic: "Classic", atlantic_city: "Atlantic City", duel: "Duel", duel_classic: "Duel classic" };
 
@@ -34,9 +34,37 @@ async function leaders() {
   ])));
 }
 
+/** The signed-in player's public name and opt-out (PUT /api/stats/profile/), then the board
+ * again: a refusal (a name taken, reserved or not allowed) is shown as the server's message. */
+async function publicName() {
+  const form = $("public-name");
+  if (!form) return;
+  const profile = await api("/api/stats/profile/");
+  $("display-name").value = profile.display_name;
+  $("opt-out").checked = profile.opt_out;
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    showError(null);
+    $("public-name-status").textContent = "";
+    try {
+      const saved = await api("/api/stats/profile/", {
+        method: "PUT", body: { display_name: $("display-name").value, opt_out: $("opt-out").checked },
+      });
+      $("display-name").value = saved.display_name;
+      $("public-name-status").textContent = saved.opt_out
+        ? "Saved: you are off the public stats."
+        : `Saved: you appear as ${saved.display_name || `player-${playerId()}`}.`;
+      await leaders();
+    } catch (err) {
+      showError(err);
+    }
+  });
+}
+
 const page = document.body.dataset.page;
 if (page === "events") events().catch(showError);
 if (page === "leaderboard") {
   $("period").addEventListener("change", () => leaders().catch(showError));
   leaders().catch(showError);
+  publicName().catch(showError);
 }
