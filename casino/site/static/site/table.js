@@ -659,6 +659,40 @@ function wireOptions() {
   });
 }
 
+// ---- fairness: the next round's commitment and your client seed ----------------------------
+
+async function refreshFairness() {
+  try {
+    const next = await api(`/api/fairness/commitment/?table=${encodeURIComponent(table.id)}`);
+    $("next-nonce").textContent = String(next.nonce);
+    $("next-commitment").textContent = next.commitment;
+  } catch (err) {
+    if (err.code !== "round_in_progress") throw err;
+    $("next-nonce").textContent = "…";
+    $("next-commitment").textContent = "published when the round in play ends";
+  }
+}
+
+function wireFairness() {
+  $("fairness").addEventListener("toggle", () => {
+    if ($("fairness").open) refreshFairness().catch(showError);
+  });
+  $("set-seed").addEventListener("click", async () => {
+    showError(null);
+    $("seed-status").textContent = "";
+    try {
+      const saved = await api("/api/fairness/client-seed/", {
+        method: "PUT", body: { client_seed: $("client-seed").value },
+      });
+      $("client-seed").value = saved.client_seed;
+      $("seed-status").textContent = `Your next round uses client seed ${saved.client_seed}.`;
+      await refreshFairness();
+    } catch (err) {
+      showError(err);
+    }
+  });
+}
+
 // ---- sound (WebAudio, nothing downloaded) ------------------------------------------------
 
 let audio = null;
@@ -695,12 +729,14 @@ async function start() {
   wireActions();
   wireSeats();
   wireOptions();
+  wireFairness();
   render();
   metrics.firstRender = performance.now(); // ms since navigation start: the page is drawn
   connect();
   try {
     s.prefs = await api("/api/me/preferences/");
     applyPrefs();
+    $("client-seed").value = (await api("/api/fairness/client-seed/")).client_seed;
     if (!s.lastBet.length && s.prefs.last_bet?.length) {
       s.lastBet = s.prefs.last_bet;
     }
