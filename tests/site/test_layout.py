@@ -45,6 +45,9 @@ def test_the_classic_table_fits(site: Site, browser: Browser, width: int, height
     page.wait_for_function("window.__site.state.prefs !== null")
     chips = [f"Chip {v} USDC" for v in ("1", "5", "25", "100")]
     fits(page, [*chips, "Deal", "Clear", "X2"])  # Clear and X2 are shown, even when disabled
+    page.locator("#fairness summary").click()  # the commitment: 64 hex digits, wrapped
+    page.wait_for_function("document.querySelector('#next-nonce').textContent !== '…'")
+    fits(page, ["Set seed"])
     click(page, "Chip 1 USDC")
     site.stack(["8S", "9D", "8H", "6C"])  # a pair of 8s: Split is offered too
     click(page, "Deal")
