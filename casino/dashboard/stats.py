@@ -252,24 +252,22 @@ def profile_update(
     *, user_id: int, display_name: str | None = None, opt_out: bool | None = None
 ) -> PlayerProfile:
     """Set the player's public display name and/or opt-out. A name another player has (in
-    any case) is a 409 `display_name_taken`, and nothing changes."""
+    any case) is a 409 `display_name_taken`, and nothing changes: the unique index on the
+    lowered name decides, the one rule whether the other player saved long ago or at the
+    same moment."""
     name = None if display_name is None else display_name_clean(display_name)
-    taken = ConflictError(
-        "Another player has this public name.",
-        code="display_name_taken",
-        extra={"display_name": display_name},
-    )
     try:
         with transaction.atomic(durable=True):
             profile, _ = PlayerProfile.objects.select_for_update().get_or_create(user_id=user_id)
             if name is not None:
-                others = PlayerProfile.objects.exclude(user_id=user_id)
-                if name and others.filter(display_name__iexact=name).exists():
-                    raise taken
                 profile.display_name = name
             if opt_out is not None:
                 profile.opt_out = opt_out
             profile.save()
-    except IntegrityError:  # another player took the name between the check and the save
-        raise taken from None
+    except IntegrityError:  # dashboard_display_name_unique: the name is another player's
+        raise ConflictError(
+            "Another player has this public name.",
+            code="display_name_taken",
+            extra={"display_name": display_name},
+        ) from None
     return profile

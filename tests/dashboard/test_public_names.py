@@ -112,8 +112,8 @@ def test_the_migration_keeps_a_shared_name_with_its_first_player() -> None:
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_players_racing_for_one_name_leave_it_to_one() -> None:
-    """Six players ask for one name at the same moment (the check passes for all of them
-    before any commits): the unique index lets one have it, the others get the 409."""
+    """Six players ask for one name at the same moment: the unique index lets one have it,
+    the others get the 409."""
     players = [make_player(f"racer{i}", funds=0) for i in range(6)]
     results = in_parallel(
         [

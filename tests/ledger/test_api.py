@@ -6,9 +6,11 @@ from typing import Any
 
 import pytest
 from django.test import override_settings
-from rest_framework.test import APIClient
+from rest_framework.request import Request
+from rest_framework.test import APIClient, APIRequestFactory
 
 from ledger import services
+from ledger.apis import Pages
 from ledger.models import JournalEntry
 from tests.ledger.factories import assert_ledger_ok, available, fund, make_user
 from tests.ledger.test_money import BAD
@@ -264,6 +266,8 @@ def test_pages_walk_the_entries_and_a_limit_above_the_maximum_gets_the_maximum()
     assert len(set(seen)) == 3
     capped = client.get("/api/wallet/entries/?limit=100000").json()
     assert len(capped["results"]) == 3 and capped["next"] is None
+    many = Request(APIRequestFactory().get("/api/wallet/entries/", {"limit": "100000"}))
+    assert len(Pages().paginate_queryset(list(range(250)), many) or []) == 200  # the maximum
 
 
 def test_an_unknown_withdrawal_status_is_a_400() -> None:
