@@ -1,9 +1,10 @@
 """The golden files' format, shared by regenerate.py and tests/engine/test_golden.py.
 
 A file holds one rule set's scenarios. A scenario names its table (rule set, seats, duel
-stake), its shoe ({"fast": seed}: FastShoe(seed); {"stacked": [cards]}: StackedShoe) and
-its steps. A step is one command at a time (ms after the opening) and what the engine
-answered: the events (event_to_dict), or the domain error's code.
+stake), its shoe ({"stacked": [cards]}: a StackedShoe of the cards the round dealt, so a
+file depends on no card generator) and its steps. A step is one command at a time (ms after
+the opening) and what the engine answered: the events (event_to_dict), or the domain
+error's code.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from casino.engine.decider import step
 from casino.engine.errors import DomainError
 from casino.engine.events import event_to_dict
 from casino.engine.evolve import RoundState
-from casino.engine.shoe import FastShoe, Shoe, StackedShoe
+from casino.engine.shoe import Shoe, StackedShoe
 
 from ..helpers import COMMITMENT, T0, options_for, participants
 
@@ -39,8 +40,6 @@ def opening(ruleset: str, players: int, stake: int) -> OpenRound:
 
 
 def shoe_from(spec: dict[str, Any]) -> Shoe:
-    if "fast" in spec:
-        return FastShoe(spec["fast"])
     return StackedShoe(list(spec["stacked"]))
 
 

@@ -36,7 +36,7 @@ from casino.engine.commands import (
 )
 from casino.engine.evolve import RoundState
 from casino.engine.rules import DUEL, RULESETS
-from casino.engine.shoe import FastShoe
+from casino.engine.shoe import FastShoe, Shoe
 
 from ..helpers import SERVER_SEED, usdc
 from .codec import GOLDEN, command_to_dict, dump, opening, run_step, shoe_from
@@ -50,6 +50,20 @@ def _shoe_spec(rng: random.Random) -> dict[str, Any]:
     if rng.random() < 0.7:  # pairs and aces: splits, insurance, even money come up often
         return {"stacked": [rng.choice(SMALL_DECK) for _ in range(80)]}
     return {"fast": rng.randrange(2**32)}
+
+
+def _shoe(spec: dict[str, Any]) -> Shoe:
+    """The shoe a round is played on: {"fast": seed} is a FastShoe (kept as the cards it
+    dealt, `_kept`), a stacked spec its StackedShoe."""
+    return FastShoe(spec["fast"]) if "fast" in spec else shoe_from(spec)
+
+
+def _kept(spec: dict[str, Any], shoe: Shoe, state: RoundState) -> dict[str, Any]:
+    """The spec the file keeps: a FastShoe's dealt cards, stacked (the files hold no card
+    generator, so a change to FastShoe leaves them alone)."""
+    if "fast" not in spec:
+        return spec
+    return {"stacked": [shoe.card_at(i) for i in range(state.next_position)]}
 
 
 def _candidates(state: RoundState, players: int, rng: random.Random) -> list[Command]:
@@ -135,7 +149,7 @@ def _random_round(name: str, rng: random.Random) -> dict[str, Any]:
     players = rng.randint(rules.min_seats, min(rules.max_seats, 3))
     stake = usdc(1) if rules.kind == DUEL else 0
     spec = _shoe_spec(rng)
-    shoe = shoe_from(spec)
+    shoe = _shoe(spec)
     now = 0
     command: Command = opening(name, players, stake)
     steps = []
@@ -152,8 +166,8 @@ def _random_round(name: str, rng: random.Random) -> dict[str, Any]:
         steps.append({"at": now, "command": command_to_dict(command), **answer})
         state = after
     assert state is not None
-    return {"ruleset": name, "players": players, "stake": stake, "shoe": spec, "steps": steps,
-            "_state": state}  # fmt: skip
+    return {"ruleset": name, "players": players, "stake": stake,
+            "shoe": _kept(spec, shoe, state), "steps": steps, "_state": state}  # fmt: skip
 
 
 def _bot_round(name: str, seed: int) -> dict[str, Any]:
@@ -161,7 +175,7 @@ def _bot_round(name: str, seed: int) -> dict[str, Any]:
     players = min(max(2, rules.min_seats), rules.max_seats)
     stake = usdc(1) if rules.kind == DUEL else 0
     spec = {"fast": seed}
-    shoe = FastShoe(seed)
+    shoe = _shoe(spec)
     command: Command = opening(name, players, stake)
     answer, state = run_step(None, command, 0, shoe)
     steps = [{"at": 0, "command": command_to_dict(command), **answer}]
@@ -175,7 +189,9 @@ def _bot_round(name: str, seed: int) -> dict[str, Any]:
         answer, state = run_step(state, bot, 0, shoe)
         assert "error" not in answer, answer
         steps.append({"at": 0, "command": command_to_dict(bot), **answer})
-    return {"ruleset": name, "players": players, "stake": stake, "shoe": spec, "steps": steps}
+    assert state is not None
+    return {"ruleset": name, "players": players, "stake": stake,
+            "shoe": _kept(spec, shoe, state), "steps": steps}  # fmt: skip
 
 
 def choose(name: str) -> list[dict[str, Any]]:
