@@ -79,16 +79,16 @@ def test_rtp_rows_and_their_99_percent_ranges(fixed) -> None:
     built = report.build(since=DAY, until=DAY)
     by = {r["ruleset"]: r for r in built.rows}
     # classic: R = 1.10, d = +9 USDC (550 x) and -11 USDC (450 x): sum d^2 = 99,000 USDC^2.
-    assert expected_range(99.54, 1000, 10_000, 99_000) == (91.43, 107.65)
+    assert expected_range(99.67, 1000, 10_000, 99_000) == (91.56, 107.78)
     classic = by["classic"]
-    assert (classic["rtp_measured"], classic["rtp_theoretical"]) == (110.0, 99.54)
-    assert (classic["rtp_low"], classic["rtp_high"], classic["verdict"]) == (91.43, 107.65, "hot")
+    assert (classic["rtp_measured"], classic["rtp_theoretical"]) == (110.0, 99.67)
+    assert (classic["rtp_low"], classic["rtp_high"], classic["verdict"]) == (91.56, 107.78, "hot")
     atlantic = by["atlantic_city"]
-    assert expected_range(99.51, 1000, 10_000, 99_000) == (91.40, 107.62)
+    assert expected_range(99.57, 1000, 10_000, 99_000) == (91.46, 107.68)
     assert (atlantic["rtp_measured"], atlantic["rtp_low"], atlantic["rtp_high"]) == (
         90.0,
-        91.40,
-        107.62,
+        91.46,
+        107.68,
     )
     assert atlantic["verdict"] == "cold"
     duel = by["duel"]  # every round returns exactly 97%: no variance, the range is the point
@@ -113,19 +113,19 @@ def test_totals_row(fixed) -> None:
     assert totals["handle"] == 20_006 * USDC
     assert totals["returns"] == 20_005_820_000
     assert (totals["ggr"], totals["fees"]) == (180_000, 180_000)
-    # handle-weighted theoretical: (10,000 x 99.54 + 10,000 x 99.51 + 6 x 97) / 20,006
-    assert totals["rtp_theoretical"] == 99.52
+    # handle-weighted theoretical: (10,000 x 99.67 + 10,000 x 99.57 + 6 x 97) / 20,006
+    assert totals["rtp_theoretical"] == 99.62
     assert totals["rtp_measured"] == 100.0
     # the rule sets' variances add: sqrt(2 x 1000/999 x 99,000) / 20,006 USDC
     se = 100 * math.sqrt(2 * 1000 / 999 * 99_000) / 20_006
-    theoretical = (10_000 * 99.54 + 10_000 * 99.51 + 6 * 97) / 20_006
+    theoretical = (10_000 * 99.67 + 10_000 * 99.57 + 6 * 97) / 20_006
     assert (
         (totals["rtp_low"], totals["rtp_high"])
         == (
             round(theoretical - 2.576 * se, 2),
             round(theoretical + 2.576 * se, 2),
         )
-        == (93.79, 105.26)
+        == (93.89, 105.35)
     )
     assert totals["verdict"] == "as expected"
 
@@ -148,9 +148,9 @@ def test_page_chart_and_csv_print_the_same_numbers_and_units(fixed, staff) -> No
         "ggr_usdc": "-1000.00",
         "fees_usdc": "0.00",
         "rtp_measured_pct": "110.00",
-        "rtp_theoretical_pct": "99.54",
-        "rtp_99_low_pct": "91.43",
-        "rtp_99_high_pct": "107.65",
+        "rtp_theoretical_pct": "99.67",
+        "rtp_99_low_pct": "91.56",
+        "rtp_99_high_pct": "107.78",
         "verdict": "hot",
     }
     assert rows["all"] | {} == {
@@ -164,9 +164,9 @@ def test_page_chart_and_csv_print_the_same_numbers_and_units(fixed, staff) -> No
         "ggr_usdc": "0.18",
         "fees_usdc": "0.18",
         "rtp_measured_pct": "100.00",
-        "rtp_theoretical_pct": "99.52",
-        "rtp_99_low_pct": "93.79",
-        "rtp_99_high_pct": "105.26",
+        "rtp_theoretical_pct": "99.62",
+        "rtp_99_low_pct": "93.89",
+        "rtp_99_high_pct": "105.35",
         "verdict": "as expected",
     }
     # The page: the same strings, with the unit; the hot and cold rows are marked.
@@ -180,14 +180,14 @@ def test_page_chart_and_csv_print_the_same_numbers_and_units(fixed, staff) -> No
     cells = re.findall(r"<td[^>]*>(.*?)</td>", classic_row.group(1), re.S)
     assert cells == [
         "2026-11-20", "classic", "1000", "1000", "0", "10000.00 USDC", "11000.00 USDC",
-        "-1000.00 USDC", "0.00 USDC", "110.00%", "99.54%", "91.43–107.65%", "hot",
+        "-1000.00 USDC", "0.00 USDC", "110.00%", "99.67%", "91.56–107.78%", "hot",
     ]  # fmt: skip
     assert 'data-ruleset="atlantic_city"' in html and '<tr class="cold" data-day' in html
     totals = re.search(r'<tr class="totals\s*" id="totals">(.*?)</tr>', html, re.S)
     assert totals is not None
     assert re.findall(r"<td[^>]*>(.*?)</td>", totals.group(1), re.S) == [
         "Total", "all", "2003", "2003", "0", "20006.00 USDC", "20005.82 USDC", "0.18 USDC",
-        "0.18 USDC", "100.00%", "99.52%", "93.79–105.26%", "as expected",
+        "0.18 USDC", "100.00%", "99.62%", "93.89–105.35%", "as expected",
     ]  # fmt: skip
     # The chart: one SVG, titled axes, tick labels and bar titles in the same USDC format.
     chart = page.context["chart"]
