@@ -5,7 +5,8 @@ Determinism: the run is cut into fixed chunks of rounds; chunk c draws its shoes
 derived from (seed, c) only, and chunk tallies (exact integers) are merged in chunk order.
 So a seed gives the same figures for ANY worker count, not just the same one.
 
-- ``fast`` shoe: `FastShoe(chunk_base + i)` (splitmix-seeded LCG, lazy Fisher-Yates).
+- ``fast`` shoe: one `FastShoe` a chunk (Mersenne Twister seeded from (seed, c), lazy
+  Fisher-Yates), reshuffled for each round: rounds in chunk order draw from its one stream.
 - ``fair`` shoe: `fairness.shoe.FairShoe(server_seed_c, client_material, nonce)` with a
   per-chunk server seed sha256("simulate:<seed>:<chunk>") and the round number as nonce.
 
@@ -137,8 +138,8 @@ def _shoe_factory(config: SimulationConfig, chunk: int, material: str) -> Callab
 
         server_seed = key.hex()
         return lambda nonce: FairShoe(server_seed, material, nonce)
-    base = int.from_bytes(key[:8], "big")
-    return lambda nonce: FastShoe(base + nonce)
+    shoe = FastShoe(int.from_bytes(key, "big"))
+    return lambda nonce: shoe.reshuffle()  # the chunk's rounds are played in order
 
 
 def _commands_for(player_id: str) -> dict[Move, Command]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from casino.engine.cards import best_total, totals_of
+from casino.engine.cards import DECK, best_total, totals_of
 from casino.engine.commands import PlaceBet, RevealSeed, Stand, Timeout, VoidRound
 from casino.engine.decider import expire
 from casino.engine.events import (
@@ -60,6 +60,39 @@ def test_shoes() -> None:
         StackedShoe(["AS"]).card_at(1)
     with pytest.raises(ValueError):
         StackedShoe(["1S"])
+    with pytest.raises(IndexError):
+        FastShoe(1).card_at(416)
+
+
+def test_a_reshuffled_fast_shoe_deals_a_full_shoe_anew_each_round() -> None:
+    """The simulator plays a chunk's rounds on one FastShoe, reshuffled before each: every
+    round is a whole 8-deck shoe, drawn anew, and its first cards are uniform whatever the
+    order the rounds before left the card list in."""
+    shoe = FastShoe(7)
+    first = [shoe.card_at(i) for i in range(416)]
+    shoe.reshuffle()
+    again = [shoe.card_at(i) for i in range(416)]
+    assert sorted(first) == sorted(again) == sorted(DECK * 8)
+    assert first != again
+    # the same seed deals the same rounds, round after round
+    twin = FastShoe(7)
+    assert [twin.card_at(i) for i in range(416)] == first
+    twin.reshuffle()
+    assert [twin.card_at(i) for i in range(416)] == again
+    # 26,000 rounds of 2 cards: the first card is uniform over the 52 codes (chi-square, 51
+    # degrees of freedom: 99.9999% of fair shoes stay under 115) and the second repeats the
+    # first's code 7 times in 415, as a full shoe deals (expected 438.6, sd 20.8)
+    rounds = 26_000
+    counts = dict.fromkeys(DECK, 0)
+    repeats = 0
+    for _ in range(rounds):
+        card = shoe.reshuffle().card_at(0)
+        counts[card] += 1
+        repeats += shoe.card_at(1) == card
+    expected = rounds / 52
+    chi2 = sum((n - expected) ** 2 / expected for n in counts.values())
+    assert chi2 < 115
+    assert abs(repeats - rounds * 7 / 415) < 5 * 20.8
 
 
 def test_betting_deadline_with_no_bets_voids_the_round() -> None:
