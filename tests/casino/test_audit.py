@@ -144,6 +144,19 @@ def test_audit_names_an_unknown_round() -> None:
         call_command("audit", "--round", "missing")
 
 
+def test_export_names_a_round_it_cannot_export(rounds: list[str], tmp_path: Path) -> None:
+    """Asked for two rounds, one unknown: no bundle of the other alone (it would verify)."""
+    from django.core.management import CommandError
+
+    bundle = tmp_path / "rounds.jsonl"
+    with pytest.raises(CommandError) as raised:
+        call_command(
+            "export_rounds", "--out", str(bundle), "--round", rounds[0], "--round", "missing"
+        )
+    assert str(raised.value) == "no such finished round: missing"
+    assert not bundle.exists()
+
+
 def test_a_cut_off_tail_is_caught_through_the_receipt(rounds: list[str], tmp_path: Path) -> None:
     target = rounds[0]
     last = StoredEvent.objects.filter(stream_id=target).order_by("-version").first()

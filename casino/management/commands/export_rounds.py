@@ -30,8 +30,9 @@ class Command(BaseCommand):
         # The chains first: every round they count as revealed is then among those selected.
         scope = chain_scope("rounds" if options["round"] else "since" if since else "all")
         round_ids = select_rounds(since=since, round_ids=options["round"], finished_only=True)
-        if options["round"] and not round_ids:
-            raise CommandError("none of those rounds exists or has finished")
+        left_out = sorted(set(options["round"]) - set(round_ids))
+        if left_out:  # a bundle without a round asked for would verify, the round unseen
+            raise CommandError(f"no such finished round: {', '.join(left_out)}")
         chains = chain_lines(round_ids, scope)
         progress = ProgressBar("rounds")
         written = 0
