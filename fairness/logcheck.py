@@ -88,18 +88,40 @@ def _pages(source: str, size: int, timeout: float) -> Iterator[list[tuple[int, b
                 body = client.get_json(f"leaves?start={start}&end={end}")
             except Unavailable as error:
                 raise LogError(str(error)) from error
-            yield [(int(leaf["index"]), base64.b64decode(leaf["data"])) for leaf in body["leaves"]]
+            leaves = body.get("leaves")
+            if not isinstance(leaves, list):
+                raise LogError(f"{source}/leaves?start={start}&end={end}: no list of leaves")
+            yield [_leaf(leaf, f"{source}/leaves?start={start}&end={end}") for leaf in leaves]
         return
     with open(source, encoding="utf-8") as handle:  # one {"index", "data"} per line
         page: list[tuple[int, bytes]] = []
-        for line in handle:
+        for number, line in enumerate(handle, 1):
             if line.strip():
-                leaf = json.loads(line)
-                page.append((int(leaf["index"]), base64.b64decode(leaf["data"])))
+                try:
+                    leaf = json.loads(line)
+                except ValueError:
+                    raise LogError(f"{source} line {number}: not valid JSON") from None
+                page.append(_leaf(leaf, f"{source} line {number}"))
                 if len(page) == PAGE:
                     yield page
                     page = []
         yield page
+
+
+def _leaf(leaf: Any, where: str) -> tuple[int, bytes]:
+    """(index, data) of one {"index", "data"} leaf; a LogError naming `where` if it is not one
+    (a traceback told the auditor nothing about which file or page)."""
+    try:
+        if not isinstance(leaf, dict):
+            raise TypeError("not a JSON object")
+        index = leaf["index"]
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise TypeError("index is not an integer")
+        return index, base64.b64decode(leaf["data"], validate=True)
+    except KeyError as error:
+        raise LogError(f'{where}: not a leaf {{"index", "data"}} (no {error})') from None
+    except (TypeError, ValueError) as error:
+        raise LogError(f'{where}: not a leaf {{"index", "data"}} ({error})') from None
 
 
 def read_leaves(source: str, size: int, root: bytes, *, timeout: float = 30.0) -> list[bytes]:
