@@ -426,7 +426,13 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         keys = KeyRing()
         if args.keys:
             with open(args.keys, encoding="utf-8") as handle:
-                keys = KeyRing.from_keys_document(json.load(handle))
+                try:
+                    keys = KeyRing.from_keys_document(json.load(handle))
+                except (ValueError, KeyError, TypeError) as exc:  # say which file, and what
+                    raise ValueError(
+                        f"--keys {args.keys}: not the JSON of GET /api/fairness/keys "
+                        f"({type(exc).__name__}: {exc})"
+                    ) from exc
         # Bytes, each line decoded by its parse: a line that is not UTF-8 fails alone
         # (read as text, it stopped the whole run with a traceback). Read through a buffer
         # of READ_BUFFER bytes: a round's line is longer than the default 8 KiB buffer, and
@@ -478,6 +484,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         f"({elapsed:.2f} s, {replay_note}){beacon_summary(beacons)}",
         file=out,
     )
+    if total == 0:  # an empty file (or chain lines alone) proves nothing: say why it fails
+        print("FAIL the bundle holds no round lines: nothing was verified", file=out)
     # fairness-v1 section 6, per chain: after every line, so --jobs workers need not share.
     chains = cross.results()
     for chain in chains:

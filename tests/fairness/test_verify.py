@@ -266,6 +266,38 @@ def test_cli_refuses_a_missing_file() -> None:
     assert main(["/nonexistent/bundle.jsonl"]) == 2
 
 
+def test_cli_says_why_an_empty_bundle_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An empty export (say, a --since with no rounds) exited 1 with a clean-looking summary."""
+    file = tmp_path / "empty.jsonl"
+    file.write_text("")
+    assert main([str(file)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("0 rounds: 0 verified, 0 failed")
+    assert out[1] == "FAIL the bundle holds no round lines: nothing was verified"
+
+
+@pytest.mark.parametrize(
+    ("document", "why"),
+    [
+        ("nope", "JSONDecodeError: Expecting value: line 1 column 1 (char 0)"),
+        ('{"keys": 5}', "TypeError: 'int' object is not iterable"),
+        ('{"keys": [{"key_id": "k1"}]}', "KeyError: 'public_key'"),
+    ],
+)
+def test_cli_names_a_keys_file_that_is_not_the_published_keys(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], document: str, why: str
+) -> None:
+    keys = tmp_path / "keys.json"
+    keys.write_text(document)
+    file = write_bundle(tmp_path / "b.jsonl", [bundle(1)])
+    assert main([str(file), "--keys", str(keys)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: --keys {keys}: not the JSON of GET /api/fairness/keys ({why})\n"
+    )
+
+
 def test_the_engine_replays_valid_rounds_of_every_kind() -> None:
     check = load_engine_replay()
     assert check is not None  # the rule engine is part of this repository
