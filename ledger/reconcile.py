@@ -28,6 +28,7 @@ from django.db.models.functions import Coalesce
 
 from fairness.logaudit import log_problems
 from ledger.models import Account, AccountBalance, JournalEntry, Posting
+from ledger.money import format_amount
 
 
 @dataclass(frozen=True)
@@ -73,8 +74,8 @@ def _unbalanced_entries() -> list[Problem]:
     return [
         Problem(
             "entry_balanced",
-            f"entry {r['id']} ({r['kind']} {r['reference']}) sums to {r['total']} "
-            f"over {r['lines']} postings",
+            f"entry {r['id']} ({r['kind']} {r['reference']}) sums to "
+            f"{format_amount(r['total'])} USDC over {r['lines']} postings",
             entry=r["id"],
         )
         for r in rows
@@ -96,7 +97,8 @@ def _stored_balances() -> list[Problem]:
     problems = [
         Problem(
             "stored_balance",
-            f"account {r['account__key']}: stored {r['balance']} != postings {r['posted']}",
+            f"account {r['account__key']}: stored {format_amount(r['balance'])} USDC != "
+            f"postings {format_amount(r['posted'])} USDC",
             account=r["account__key"],
         )
         for r in rows
@@ -115,7 +117,8 @@ def _negative_balances() -> list[Problem]:
     return [
         Problem(
             "non_negative",
-            f"account {r['account__key']} ({r['account_type']}) is negative: {r['balance']}",
+            f"account {r['account__key']} ({r['account_type']}) is negative: "
+            f"{format_amount(r['balance'])} USDC",
             account=r["account__key"],
         )
         for r in rows
@@ -154,7 +157,8 @@ def ledger_reconcile(*, progress: Progress | None = None) -> Report:
         problems.append(
             Problem(
                 "sum_zero",
-                f"all accounts sum to {total_balances} (postings {total_postings}), not 0",
+                f"all accounts sum to {format_amount(total_balances)} USDC (postings "
+                f"{format_amount(total_postings)} USDC), not 0",
             )
         )
     # The journal against the transparency log: each entry's hash, its leaf, the chain.

@@ -33,6 +33,7 @@ from casino.engine.money import FEES, HOUSE, MONEY_EVENTS, NO_MONEY_EVENTS, ROUN
 from casino.engine.rules import DUEL
 from casino.eventstore.models import StoredEvent
 from ledger.models import Account, AccountType, JournalEntry, Posting
+from ledger.money import format_amount
 from ledger.rounds import (
     round_escrow_open,
     round_reference,
@@ -178,7 +179,7 @@ def round_legs_problems(
         want, have = expected.get(account, 0), recorded.get(account, 0)
         if want != have:
             problems.append(
-                f"ledger legs: {account} should net {want} micro-USDC for this round, "
-                f"the ledger has {have}"
+                f"ledger legs: {account} should net {format_amount(want)} USDC for this round, "
+                f"the ledger has {format_amount(have)} USDC"
             )
     return problems

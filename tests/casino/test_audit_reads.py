@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections import defaultdict
 from typing import Any
 
@@ -156,4 +157,7 @@ def test_recorded_nets_equal_the_orm_query_and_a_changed_posting_is_reported() -
     with pytest.raises(SystemExit):
         call_command("audit", "--json", "--round", ids[0], stdout=out)
     problems = json.loads(out.getvalue())["problems"][0]["problems"]
-    assert any(p.startswith("ledger legs: ") and "the ledger has" in p for p in problems)
+    legs = [p for p in problems if p.startswith("ledger legs: ")]
+    assert legs and all(
+        re.search(r"net -?\d+\.\d{6} USDC .*has -?\d+\.\d{6} USDC$", p) for p in legs
+    )

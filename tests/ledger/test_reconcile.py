@@ -61,6 +61,20 @@ def test_a_drifted_stored_balance_fails_and_names_the_account() -> None:
     assert key in err
 
 
+def test_failures_print_amounts_in_usdc() -> None:
+    """The summary line reads USDC; the FAIL lines printed bare micro-units beside it."""
+    user = _some_money()
+    key = f"player_available:{user.pk}"  # type: ignore[attr-defined]
+    AccountBalance.objects.filter(account__key=key).update(balance=4_000_001)
+    code, _, err = _run()
+    assert code == 1
+    assert err.splitlines() == [
+        f"FAIL stored_balance [account {key}]: account {key}: stored 4.000001 USDC != "
+        "postings 4.000000 USDC",
+        "FAIL sum_zero: all accounts sum to 0.000001 USDC (postings 0.000000 USDC), not 0",
+    ]
+
+
 def test_registered_checks_run_too() -> None:
     calls: list[str] = []
 
