@@ -7,7 +7,9 @@ leaf read is proved included in the signed tree. Then, for every round of the bu
 `round_opened` leaf must name the round's chain, nonce, commitment, table and open time, and
 a `round_receipt` leaf must carry its signature; and for every chain the bundle covers, the
 log's finished rounds of that chain within the bundle's nonce range must all be in the
-bundle: a round the operator left out is named.
+bundle: a round the operator left out is named. Ended rounds past those ranges, or of chains
+the bundle has none of, are only counted on the result line (an export may end before the
+checkpoint, or cover some tables only).
 """
 
 from __future__ import annotations
@@ -48,6 +50,11 @@ class LogResult:
     failures: list[str] = field(default_factory=list)
     rounds_checked: int = 0
     open_in_log: int = 0  # rounds the log shows opened whose receipt it does not hold yet
+    # Ended rounds the log holds outside what the bundle covers: after its last nonce of a
+    # chain, or of a chain it has no round of. Not failures (an export may end before the
+    # checkpoint, or cover some rounds only), but shown: a cut tail or a left-out table.
+    ended_after: int = 0
+    ended_other_chains: int = 0
 
     @property
     def ok(self) -> bool:
@@ -175,12 +182,17 @@ def check_rounds(rounds: Iterable[Round], leaves: Sequence[bytes], result: LogRe
             fail(f"round {report.round_id}: its receipt is not in the log (no round_receipt leaf)")
     for round_id, leaf in opened.items():
         nonces = covered.get(str(leaf["chain_id"]))
-        if round_id in bundled or nonces is None:
+        if round_id in bundled:
+            continue
+        if nonces is None:
+            result.ended_other_chains += round_id in signed
             continue
         if round_id not in signed:
             result.open_in_log += 1  # opened, not ended yet (or ended after the checkpoint)
             continue
-        if min(nonces) <= int(leaf["nonce"]) <= max(nonces):
+        if int(leaf["nonce"]) > max(nonces):
+            result.ended_after += 1
+        elif min(nonces) <= int(leaf["nonce"]):
             fail(
                 f"chain {leaf['chain_id']}: round {round_id} (nonce {leaf['nonce']}) is in the "
                 "log but not in the bundle"
@@ -206,4 +218,14 @@ def format_result(result: LogResult) -> str:
     )
     if result.open_in_log:
         head += f" ({result.open_in_log} rounds of these chains opened in the log, not ended)"
+    outside = [
+        f"{result.ended_after} rounds after the bundle's last nonce of their chain"
+        if result.ended_after
+        else "",
+        f"{result.ended_other_chains} rounds of chains the bundle has no round of"
+        if result.ended_other_chains
+        else "",
+    ]
+    if any(outside):
+        head += "; ended in the log, outside the bundle: " + ", ".join(filter(None, outside))
     return "\n".join([f"{'OK  ' if result.ok else 'FAIL'} {head}", *result.failures])

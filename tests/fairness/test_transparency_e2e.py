@@ -66,6 +66,19 @@ def test_the_verifier_checks_a_bundle_against_the_live_log(
     assert code == 1
     assert f"round {rounds[2]} (nonce 3) is in the log but not in the bundle" in text
 
+    # The operator cuts the last round and lowers the (unsigned) chain line to match: every
+    # check holds, but the log line shows the ended round it holds past the bundle's end.
+    chain = json.loads(lines[0])
+    chain["last_nonce"] -= 1
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text(json.dumps(chain) + "\n" + "".join(x for x in lines[1:] if late not in x))
+    code, text = verify(str(cut), *args)
+    assert code == 0, text
+    assert text.splitlines()[-1].endswith(
+        "4 rounds checked against it; ended in the log, outside the bundle: 1 rounds after the "
+        "bundle's last nonce of their chain"
+    )
+
     # Against the first, smaller checkpoint the late round is not in the log yet.
     older = tmp_path / "older.txt"
     older.write_text(LogCheckpoint.objects.get(size=first.size).note)
