@@ -234,7 +234,10 @@ def save_state(path: Path, seen: Seen) -> None:
         "seen_at": seen.seen_at,
     }
     directory = path.resolve().parent
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    except OSError as error:  # a state that cannot be kept is a check not done: exit 2
+        raise Unavailable(f"cannot write the state file {path}: {error}") from None
     try:
         with os.fdopen(fd, "w") as out:
             json.dump(state, out, indent=2, sort_keys=True)

@@ -354,3 +354,17 @@ def test_unusable_vkey_and_state(served: tuple[Log, str], tmp_path: Path) -> Non
     state.write_text("{}")
     code, _, err2 = run_inline(url, state)
     assert code == 2 and err2 == f"error: the state file {state} is not a witness state\n"
+
+
+def test_a_state_file_that_cannot_be_written_exits_2_naming_it(
+    served: tuple[Log, str], tmp_path: Path
+) -> None:
+    """Its directory missing, the run verified, then stopped on a traceback with exit 1 (the
+    exit status of a refused log)."""
+    _, url = served
+    state = tmp_path / "missing" / "state.json"
+    code, out, err = run_cli(url, state)
+    assert code == 2, err
+    assert out == ""
+    assert err.startswith(f"error: cannot write the state file {state}: [Errno 2] ")
+    assert "Traceback" not in err
