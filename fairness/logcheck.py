@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -131,11 +131,21 @@ def _leaf(leaf: Any, where: str) -> tuple[int, bytes]:
         raise LogError(f'{where}: not a leaf {{"index", "data"}} ({error})') from None
 
 
-def read_leaves(source: str, size: int, root: bytes, *, timeout: float = 30.0) -> list[bytes]:
+def read_leaves(
+    source: str,
+    size: int,
+    root: bytes,
+    *,
+    timeout: float = 30.0,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[bytes]:
     """Leaves 0..size-1 of the log at `source` (its /api/log URL, or a JSON Lines file of
-    {"index", "data"}), proved against `root`: they must rebuild it exactly."""
+    {"index", "data"}), proved against `root`: they must rebuild it exactly. `progress(read,
+    size)` is called after each page (a large log is many requests)."""
     out: list[bytes] = []
     for page in _pages(source, size, timeout):
+        if progress is not None and page:
+            progress(min(len(out) + len(page), size), size)
         for index, data in page:
             if index != len(out):
                 raise LogError(f"the log's leaves skip from {len(out)} to {index}")
@@ -200,13 +210,19 @@ def check_rounds(rounds: Iterable[Round], leaves: Sequence[bytes], result: LogRe
 
 
 def check(
-    rounds: Iterable[Round], *, checkpoint: str, vkey: str, log: str, timeout: float = 30.0
+    rounds: Iterable[Round],
+    *,
+    checkpoint: str,
+    vkey: str,
+    log: str,
+    timeout: float = 30.0,
+    progress: Callable[[int, int], None] | None = None,
 ) -> LogResult:
     """The whole log check of a bundle's verified rounds."""
     verifier = read_vkey(vkey)
     origin, size, root, names = open_checkpoint(checkpoint, verifier)
     result = LogResult(origin=origin, size=size, signers=names)
-    leaves = read_leaves(log, size, root, timeout=timeout)
+    leaves = read_leaves(log, size, root, timeout=timeout, progress=progress)
     check_rounds(rounds, leaves, result)
     return result
 

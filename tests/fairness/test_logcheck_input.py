@@ -68,3 +68,30 @@ def test_a_broken_copy_of_the_leaves_is_named_not_a_traceback(
     code, last = run(tmp_path, log_args, leaves)
     assert code == 1
     assert last == f"FAIL log: leaves.jsonl {message}"
+
+
+def test_reading_the_leaves_shows_progress_on_a_terminal(
+    tmp_path: Path, log_args: list[str]
+) -> None:
+    """A large log is many pages of 1,000 leaves: the verifier said nothing while it read them."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    bundle = tmp_path / "rounds.jsonl"
+    bundle.write_text("")
+    saved = tmp_path / "leaves.jsonl"
+    saved.write_text(leaf(0, LEAVES[0]) + leaf(1, LEAVES[1]))
+    master, slave = pty.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "fairness.verify", str(bundle), *log_args, "--log", str(saved)],
+            stdout=subprocess.PIPE, stderr=slave, text=True, timeout=120,
+        )  # fmt: skip
+        os.close(slave)
+        shown = os.read(master, 4096).decode()
+    finally:
+        os.close(master)
+    assert "\r2/2 log leaves read" in shown
+    assert f"OK   log {ORIGIN}: checkpoint at size 2" in done.stdout
