@@ -157,6 +157,23 @@ def test_export_names_a_round_it_cannot_export(rounds: list[str], tmp_path: Path
     assert not bundle.exists()
 
 
+@pytest.mark.parametrize("where", ["missing/rounds.jsonl", "a-directory"])
+def test_export_to_a_path_it_cannot_write_is_an_error(
+    rounds: list[str], tmp_path: Path, where: str
+) -> None:
+    """A traceback before (a directory given as --out: after writing the whole .partial, which
+    stayed behind)."""
+    from django.core.management import CommandError
+
+    (tmp_path / "a-directory").mkdir()
+    out = tmp_path / where
+    with pytest.raises(CommandError) as raised:
+        call_command("export_rounds", "--out", str(out), stderr=io.StringIO())
+    why = "No such file or directory" if where.startswith("missing") else "Is a directory"
+    assert str(raised.value) == f"cannot write {out}: {why}"
+    assert not list(tmp_path.rglob("*.partial"))
+
+
 def test_a_cut_off_tail_is_caught_through_the_receipt(rounds: list[str], tmp_path: Path) -> None:
     target = rounds[0]
     last = StoredEvent.objects.filter(stream_id=target).order_by("-version").first()

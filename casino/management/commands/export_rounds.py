@@ -45,12 +45,16 @@ class Command(BaseCommand):
         else:
             path = Path(options["out"])
             tmp = path.with_name(path.name + ".partial")
-            with tmp.open("w", encoding="utf-8") as out:
-                for line in chains:
-                    out.write(line + "\n")
-                for line in export_lines(round_ids):
-                    out.write(line + "\n")
-                    written += 1
-                    progress(written, len(round_ids))
-            tmp.replace(path)  # a crash never leaves a half-written bundle under the real name
+            try:
+                with tmp.open("w", encoding="utf-8") as out:
+                    for line in chains:
+                        out.write(line + "\n")
+                    for line in export_lines(round_ids):
+                        out.write(line + "\n")
+                        written += 1
+                        progress(written, len(round_ids))
+                tmp.replace(path)  # a crash never leaves a half-written bundle under the real name
+            except OSError as exc:  # a missing directory, a directory named as the file, no room
+                tmp.unlink(missing_ok=True)
+                raise CommandError(f"cannot write {path}: {exc.strerror or exc}") from exc
             self.stderr.write(f"wrote {len(chains)} chain lines and {written} rounds to {path}")
