@@ -37,7 +37,8 @@ from fairness.bundle import chain_line, line_format
 from fairness.canonical import canonical_json
 from fairness.chain import hash_seed
 from fairness.crossround import round_time_failures
-from fairness.models import RoundProof, SeedChain, SigningKey
+from fairness.logaudit import LogProblem
+from fairness.models import LogLeaf, RoundProof, SeedChain, SigningKey
 from fairness.replay import DecodedCheck, Decoders, load_decoded, load_decoders
 from fairness.verify import KeyRing, verify_round
 
@@ -74,6 +75,29 @@ def select_rounds(
     if finished_only:
         rounds = rounds.exclude(status=RoundStatus.OPEN)
     return list(rounds.values_list("id", flat=True))
+
+
+def logged_rounds_missing() -> list[LogProblem]:
+    """Rounds the transparency log shows opened that the database no longer holds. A round
+    deleted with its events and its proof leaves nothing for the per-round checks to fail on;
+    its `round_opened` leaf stays (the tree check holds the leaves to the signed checkpoint)."""
+    leaves = (
+        LogLeaf.objects.filter(kind="round_opened")
+        .exclude(ref__in=Round.objects.values("id"))
+        .values_list("index", "ref", "data")
+    )
+    problems = []
+    for index, round_id, data in leaves:
+        leaf = json.loads(data)
+        problems.append(
+            LogProblem(
+                "log_rounds",
+                f"round {round_id} (chain {leaf.get('chain_id')}, nonce {leaf.get('nonce')}) is "
+                f"in the transparency log (leaf {index}) but not in the database",
+                index=index,
+            )
+        )
+    return problems
 
 
 _PUBLIC_KEYS: dict[str, str] = {}

@@ -174,6 +174,36 @@ def test_export_to_a_path_it_cannot_write_is_an_error(
     assert not list(tmp_path.rglob("*.partial"))
 
 
+def test_a_round_deleted_with_its_events_and_proof_is_named_from_the_log(
+    rounds: list[str],
+) -> None:
+    """Every per-round check passed: the round was simply no longer there to check."""
+    from casino.models import RoundPlayer
+    from fairness import transparency
+    from fairness.models import LogLeaf, RoundProof
+
+    transparency.sequence()
+    target = Round.objects.get(id=rounds[1])
+    leaf = LogLeaf.objects.get(kind="round_opened", ref=target.id)
+    with triggers_suspended(connection), connection.cursor() as cursor:
+        cursor.execute("DELETE FROM eventstore_storedevent WHERE stream_id = %s", [target.id])
+        RoundProof.objects.filter(round_id=target.id).delete()
+        RoundPlayer.objects.filter(round=target).delete()
+        target.delete()
+    code, result = run_audit()
+    assert code == 1
+    assert result["rounds"] == 2 and result["failed"] == 0
+    assert result["log"] == [
+        {
+            "check": "log_rounds",
+            "message": f"round {rounds[1]} (chain {target.chain_id}, nonce {target.nonce}) is in "
+            f"the transparency log (leaf {leaf.index}) but not in the database",
+            "entry": None,
+            "index": leaf.index,
+        }
+    ]
+
+
 def test_a_cut_off_tail_is_caught_through_the_receipt(rounds: list[str], tmp_path: Path) -> None:
     target = rounds[0]
     last = StoredEvent.objects.filter(stream_id=target).order_by("-version").first()

@@ -1,5 +1,6 @@
 """`manage.py audit [--since DATE] [--round ID] [--json]`: check rounds end to end, then the
-transparency log and the journal's hash chain."""
+transparency log, the journal's hash chain, and that every round the log shows opened is in
+the database."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from casino.platform.progress import ProgressBar
-from casino.rounds.audit import audit, select_rounds, summary
+from casino.rounds.audit import audit, logged_rounds_missing, select_rounds, summary
 from fairness.logaudit import log_problems
 
 
@@ -45,7 +46,7 @@ class Command(BaseCommand):
             raise CommandError(f"no such round: {', '.join(sorted(missing))}")
         reports = audit(round_ids, progress=ProgressBar("rounds"))
         result = summary(reports)
-        log = log_problems(progress=ProgressBar("log leaves"))
+        log = log_problems(progress=ProgressBar("log leaves")) + logged_rounds_missing()
         result["log"] = [asdict(p) for p in log]
         result["ok"] = result["ok"] and not log
         if options["json"]:
@@ -68,6 +69,8 @@ class Command(BaseCommand):
             for problem in log:
                 self.stdout.write(f"FAIL {problem.check}: {problem.message}")
             if not log:
-                self.stdout.write("transparency log: tree, checkpoint and journal chain OK")
+                self.stdout.write(
+                    "transparency log: tree, checkpoint, journal chain and logged rounds OK"
+                )
         if not result["ok"]:
             raise SystemExit(1)
