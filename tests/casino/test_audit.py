@@ -38,7 +38,7 @@ def run_audit(*args: str) -> tuple[int, dict[str, object]]:
 
 def export_and_verify(tmp_path: Path) -> tuple[int, str]:
     bundle = tmp_path / "rounds.jsonl"
-    call_command("export_rounds", "--out", str(bundle), stderr=io.StringIO())
+    call_command("export_rounds", "--out", str(bundle), stdout=io.StringIO())
     out = io.StringIO()
     return verify.main([str(bundle)], out=out), out.getvalue()
 
@@ -172,6 +172,15 @@ def test_export_to_a_path_it_cannot_write_is_an_error(
     why = "No such file or directory" if where.startswith("missing") else "Is a directory"
     assert str(raised.value) == f"cannot write {out}: {why}"
     assert not list(tmp_path.rglob("*.partial"))
+
+
+def test_export_reports_what_it_wrote_on_stdout(rounds: list[str], tmp_path: Path) -> None:
+    """On stderr, Django drew the success line in an error's red on a terminal."""
+    bundle = tmp_path / "rounds.jsonl"
+    out, err = io.StringIO(), io.StringIO()
+    call_command("export_rounds", "--out", str(bundle), stdout=out, stderr=err)
+    assert out.getvalue() == f"wrote 1 chain lines and 3 rounds to {bundle}\n"
+    assert err.getvalue() == ""
 
 
 def test_a_round_deleted_with_its_events_and_proof_is_named_from_the_log(

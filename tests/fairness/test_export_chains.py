@@ -31,7 +31,7 @@ def rounds() -> list[str]:
 
 def export(tmp_path: Path, *args: str) -> list[dict[str, Any]]:
     bundle = tmp_path / "rounds.jsonl"
-    call_command("export_rounds", "--out", str(bundle), *args, stderr=io.StringIO())
+    call_command("export_rounds", "--out", str(bundle), *args, stdout=io.StringIO())
     return [json.loads(line) for line in bundle.read_text().splitlines()]
 
 

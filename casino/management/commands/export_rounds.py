@@ -57,4 +57,5 @@ class Command(BaseCommand):
             except OSError as exc:  # a missing directory, a directory named as the file, no room
                 tmp.unlink(missing_ok=True)
                 raise CommandError(f"cannot write {path}: {exc.strerror or exc}") from exc
-            self.stderr.write(f"wrote {len(chains)} chain lines and {written} rounds to {path}")
+            # stdout: the result, not an error (on stderr it was drawn in red on a terminal).
+            self.stdout.write(f"wrote {len(chains)} chain lines and {written} rounds to {path}")
