@@ -18,7 +18,7 @@ from casino.dashboard.models import RoundReview
 from casino.eventstore.models import StoredEvent
 from casino.eventstore.store import ConcurrencyError, NewEvent, append, load
 from casino.models import Round
-from casino.platform.errors import ApplicationError
+from casino.platform.errors import ApplicationError, ConflictError
 from casino.rounds import services
 
 STREAM_PREFIX = "review-"
@@ -86,8 +86,18 @@ def project(round_id: str, events: Sequence[StoredEvent]) -> RoundReview:
     return row
 
 
-def _record(round_id: str, event_type: str, data: dict[str, Any], *, unless_reason: bool) -> bool:
-    """Append one review event and project it; False when `unless_reason` found it already."""
+def _record(
+    round_id: str,
+    event_type: str,
+    data: dict[str, Any],
+    *,
+    unless_reason: bool,
+    pending_only: bool = False,
+) -> bool:
+    """Append one review event and project it; False when `unless_reason` found it already.
+
+    `pending_only`: refuse (409 `review_closed`) unless the round is in the queue now, read
+    in the same transaction as the append (a second tab, another reviewer, a void)."""
     if not Round.objects.filter(id=round_id).exists():
         raise ApplicationError(f"No round {round_id}.", code="not_found", status_code=404)
     stream = review_stream(round_id)
@@ -99,6 +109,8 @@ def _record(round_id: str, event_type: str, data: dict[str, Any], *, unless_reas
                     e.type == FLAGGED and e.data.get("reason") == data["reason"] for e in stored
                 ):
                     return False
+                if pending_only:
+                    _check_pending(round_id, stored)
                 new = append(
                     stream_id=stream,
                     expected_version=len(stored),
@@ -112,6 +124,24 @@ def _record(round_id: str, event_type: str, data: dict[str, Any], *, unless_reas
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+def _check_pending(round_id: str, stored: Sequence[StoredEvent]) -> None:
+    row = RoundReview(round_id=round_id)
+    for event in stored:
+        fold(row, event)
+    if row.pending:
+        return
+    if row.resolution:
+        raise ConflictError(
+            f"Not marked reviewed: this round's review item is already closed "
+            f"({row.resolution} by {row.reviewed_by}).",
+            code="review_closed",
+        )
+    raise ConflictError(
+        "Not marked reviewed: this round is not in the review queue (flag it first).",
+        code="review_closed",
+    )
+
+
 def round_flag(*, round_id: str, reason: str, detail: str = "", user: Any = None) -> bool:
     """Flag a round for review. `user` None = an automatic flag, recorded once per reason."""
     reason = reason.strip()
@@ -122,10 +152,13 @@ def round_flag(*, round_id: str, reason: str, detail: str = "", user: Any = None
 
 
 def round_review_mark(*, round_id: str, notes: str, user: Any) -> None:
-    """A reviewer marks a round reviewed, with notes; it leaves the queue."""
+    """A reviewer marks a flagged round reviewed, with notes; it leaves the queue. A round not
+    in the queue (never flagged, or already reviewed or voided) is refused: the item keeps
+    who closed it and why."""
     if not notes.strip():
         raise ApplicationError("Reviewing needs written notes.", code="notes_required")
-    _record(round_id, REVIEWED, {"notes": notes[:4000], **_who(user)}, unless_reason=False)
+    data = {"notes": notes[:4000], **_who(user)}
+    _record(round_id, REVIEWED, data, unless_reason=False, pending_only=True)
 
 
 def round_void_by_staff(*, round_id: str, reason: str, user: Any) -> services.RoundResult:

@@ -224,11 +224,12 @@ def _staff_post(
     if form.is_valid():
         try:
             act(form.cleaned_data)
-        except ApplicationError as error:
+        except ApplicationError as error:  # e.g. the item was closed meanwhile: say so
             form.add_error(None, error.message)
-        else:
-            messages.success(request, done)
-            return _back(round_id)
+            messages.error(request, error.message)
+            return _review_page(request, round_id, status=error.status_code, **{form_name: form})
+        messages.success(request, done)
+        return _back(round_id)
     messages.error(request, invalid)
     return _review_page(request, round_id, status=400, **{form_name: form})
 

@@ -181,3 +181,36 @@ def test_review_projection_rebuilds_from_events(open_round, staff) -> None:
         live.notes,
     )
     assert rebuilt.pending and rebuilt.reasons == ["first", "second"]
+
+
+def test_mark_reviewed_from_a_stale_tab_keeps_the_void(open_round, staff) -> None:
+    """A reviewer's page still shows "Mark reviewed" after a manager voided the round: the
+    post is refused with the reason, and the item still says who voided it and why."""
+    round_id, _ = open_round
+    review.round_flag(round_id=round_id, reason="odd timing", user=staff["reviewer"])
+    login(staff["manager"]).post(void_url(round_id), {"reason": "dealer error", "confirm": "on"})
+    reviewer = login(staff["reviewer"])
+    response = reviewer.post(
+        reverse("admin:round_reviewed", args=[round_id]), {"notes": "looked fine"}
+    )
+    assert response.status_code == 409
+    page = response.content.decode()
+    assert (
+        "Not marked reviewed: this round&#x27;s review item is already closed "
+        "(voided by manager)." in page
+    )
+    row = RoundReview.objects.get(round_id=round_id)
+    assert (row.resolution, row.reviewed_by, row.notes) == ("voided", "manager", "dealer error")
+    assert [e.type for e in review.review_events(round_id)] == ["RoundFlagged", "VoidRequested"]
+
+
+def test_mark_reviewed_twice_records_one_review(open_round, staff) -> None:
+    round_id, _ = open_round
+    review.round_flag(round_id=round_id, reason="odd timing", user=staff["reviewer"])
+    url = reverse("admin:round_reviewed", args=[round_id])
+    assert login(staff["reviewer"]).post(url, {"notes": "checked"}).status_code == 302
+    second = login(staff["manager"]).post(url, {"notes": "me too"})
+    assert second.status_code == 409
+    assert "already closed (reviewed by reviewer)" in second.content.decode()
+    row = RoundReview.objects.get(round_id=round_id)
+    assert (row.reviewed_by, row.notes) == ("reviewer", "checked")
