@@ -24,6 +24,7 @@ from django.utils.html import format_html
 from casino.dashboard import display, roundpage
 from casino.dashboard import views as dashboard_views
 from casino.dashboard.readonly import ReadOnlyAdmin
+from casino.dashboard.tables import newer_version
 from casino.dashboard.templatetags.usdc import short_id as short_id_html
 from casino.engine.rules import RULESETS
 from casino.eventstore.models import StoredEvent
@@ -223,12 +224,24 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         permissions=["add", "change"],
     )
     def new_versions(self, request: HttpRequest, queryset: QuerySet[Table]) -> None:
-        made = dashboard_views.table_new_versions(tables=list(queryset))
-        self.message_user(
-            request,
-            "Opened " + ", ".join(f"{t.name} v{t.version} (#{t.pk})" for t in made),
-            messages.SUCCESS,
-        )
+        tables = list(queryset.order_by("pk"))
+        made = dashboard_views.table_new_versions(tables=tables)
+        made_ids = {t.pk for t in made}
+        for table in tables:
+            newer = newer_version(table)
+            if newer is not None and newer.pk not in made_ids:
+                self.message_user(
+                    request,
+                    f"Not opened: {table.name} v{table.version} (#{table.pk}) already has "
+                    f"v{newer.version} (#{newer.pk}).",
+                    messages.ERROR,
+                )
+        if made:
+            self.message_user(
+                request,
+                "Opened " + ", ".join(f"{t.name} v{t.version} (#{t.pk})" for t in made),
+                messages.SUCCESS,
+            )
 
 
 class StoredEventChangeList(ChangeList):

@@ -10,16 +10,34 @@ from casino.models import Table, TableStatus
 from casino.tables.services import table_add
 
 
+def newer_version(table: Table) -> Table | None:
+    """The next version opened from this table (same name, rule set and owner), if any."""
+    return (
+        Table.objects.filter(
+            name=table.name,
+            ruleset=table.ruleset,
+            owner_id=table.owner_id,
+            version__gt=table.version,
+        )
+        .order_by("version")
+        .first()
+    )
+
+
 def table_new_versions(*, tables: Sequence[Table]) -> list[Table]:
     """Close each table to new rounds and open a copy with the next version number.
 
     Rounds already open finish at the old version; new rounds open at the new one, whose
-    parameters staff then set by creating it (tables are never edited in place).
+    parameters staff then set by creating it (tables are never edited in place). A table that
+    already has a newer version is skipped (the action sent twice, from a second tab): it
+    would open a second table of that version.
     """
     made = []
     with transaction.atomic(durable=True):
         for table in tables:
             old = Table.objects.select_for_update().get(pk=table.pk)
+            if newer_version(old) is not None:
+                continue
             old.status = TableStatus.CLOSED
             old.save(update_fields=["status"])
             made.append(  # with its first seed chain (its commitment public at once)

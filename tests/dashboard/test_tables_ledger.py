@@ -56,3 +56,21 @@ def test_ledger_pages_show_balances_and_pending_withdrawals(staff) -> None:
     from ledger.selectors import wallet_balances
 
     assert wallet_balances(user_id=player.pk)["player_available"] == 100 * USDC
+
+
+def test_new_version_sent_twice_opens_one_table(staff) -> None:
+    """A second "Close and open a new version" of the same table (a stale tab) opens no
+    second table of version 2: it says which version the table already has."""
+    table = make_table("classic", name="main", min_bet=USDC)
+    manager = login(staff["manager"])
+    action = {"action": "new_versions", "_selected_action": [table.pk], "index": 0}
+    url = reverse("admin:casino_table_changelist")
+    assert "Opened main v2" in manager.post(url, action, follow=True).content.decode()
+    new = Table.objects.exclude(pk=table.pk).get()
+    page = manager.post(url, action, follow=True).content.decode()
+    assert f"Not opened: main v1 (#{table.pk}) already has v2 (#{new.pk})." in page
+    assert "Opened" not in page
+    assert list(Table.objects.order_by("pk").values_list("version", "status")) == [
+        (1, "closed"),
+        (2, "open"),
+    ]
