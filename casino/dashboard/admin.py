@@ -138,6 +138,7 @@ class PendingWithdrawalAdmin(ReadOnlyAdmin):
     ) -> None:
         service = withdrawal_complete_post if complete else withdrawal_cancel_post
         verb = "complete" if complete else "cancel"
+        past = "completed" if complete else "cancelled"
         done = []
         for withdrawal in withdrawals:
             try:
@@ -151,14 +152,28 @@ class PendingWithdrawalAdmin(ReadOnlyAdmin):
             except ApplicationError as error:
                 self.message_user(
                     request,
-                    f"Not {verb}d ({withdrawal.reference}): {error.message}",
+                    f"Not {past} ({withdrawal.reference}): {error.message}",
                     messages.ERROR,
                 )
         if done:
             self.message_user(
                 request,
-                f"{verb.title()}d {len(done)} withdrawal(s): {', '.join(done)}.",
+                f"{past.capitalize()} {len(done)} withdrawal(s): {', '.join(done)}.",
                 messages.SUCCESS,
+            )
+
+    def _not_pending(self, request: HttpRequest, queryset: QuerySet[Any], past: str) -> None:
+        """Say which selected withdrawals left the pending list meanwhile (another tab or
+        another manager resolved them): the action's queryset holds pending ones only."""
+        selected = request.POST.getlist(helpers.ACTION_CHECKBOX_NAME)
+        pending = {str(pk) for pk in queryset.values_list("pk", flat=True)}
+        gone = WithdrawalRequest.objects.filter(pk__in=[p for p in selected if p.isdigit()])
+        for withdrawal in gone.exclude(pk__in=pending).order_by("pk"):
+            self.message_user(
+                request,
+                f"Not {past} ({withdrawal.reference}): this withdrawal is already "
+                f"{withdrawal.status}.",
+                messages.ERROR,
             )
 
     @admin.action(
@@ -167,6 +182,7 @@ class PendingWithdrawalAdmin(ReadOnlyAdmin):
     )
     def complete(self, request: HttpRequest, queryset: QuerySet[Any]) -> TemplateResponse | None:
         """First the confirmation page; its POST (`post=yes` with `confirm` ticked) completes."""
+        self._not_pending(request, queryset, "completed")
         rows = [
             (w, completion_blockers(w, request.user))
             for w in queryset.select_related("user").order_by("pk")
@@ -202,6 +218,7 @@ class PendingWithdrawalAdmin(ReadOnlyAdmin):
 
     @admin.action(description="Cancel selected withdrawals (refund)", permissions=["resolve"])
     def cancel(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        self._not_pending(request, queryset, "cancelled")
         self._resolve(request, list(queryset.order_by("pk")), complete=False)
 
 

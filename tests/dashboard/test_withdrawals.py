@@ -14,6 +14,7 @@ from casino.platform.errors import ApplicationError
 from ledger import services
 from ledger.destinations import destination_clean, eip55, keccak256
 from ledger.models import JournalEntry, WithdrawalRequest
+from ledger.selectors import wallet_balances
 from tests.dashboard.conftest import login, make_player
 
 pytestmark = pytest.mark.django_db
@@ -267,3 +268,32 @@ def test_pending_list_shows_reference_player_usdc_and_destination(staff) -> None
         for c in re.findall(r'<t[hd] class="field-[^"]*">(.*?)</t[hd]>', row.group(1))
     ]
     assert cells[:5] == [f"withdrawal:{w.pk}", "lister", "1.25 USDC", "Solana", SOLANA]
+
+
+def test_a_withdrawal_resolved_in_another_tab_is_named_not_moved_twice(staff) -> None:
+    """Two tabs on the pending list: one completes withdrawal A and cancels B; the other,
+    stale, then confirms A and cancels B again. Nothing moves twice, and each refusal says
+    why (before, the stale tab came back to the list with no message at all)."""
+    player = make_player("payee")
+    a, b = (
+        services.withdrawal_request(
+            user=player, amount_micro=n * USDC, idempotency_key=f"w{n}", network="base", address=EVM
+        )
+        for n in (5, 7)
+    )
+    manager = login(staff["manager"])
+    complete_a = {"action": "complete", "_selected_action": [a.pk], "index": 0}
+    confirmed = {**complete_a, "post": "yes", "confirm": "on"}
+    cancel_b = {"action": "cancel", "_selected_action": [b.pk], "index": 0}
+    manager.post(reverse(CHANGELIST), confirmed)
+    cancelled = manager.post(reverse(CHANGELIST), cancel_b, follow=True).content.decode()
+    assert f"Cancelled 1 withdrawal(s): withdrawal:{b.pk}." in cancelled
+    balances = wallet_balances(user_id=player.pk)
+    stale = manager.post(reverse(CHANGELIST), confirmed, follow=True).content.decode()
+    assert f"Not completed (withdrawal:{a.pk}): this withdrawal is already completed." in stale
+    again = manager.post(reverse(CHANGELIST), cancel_b, follow=True).content.decode()
+    assert f"Not cancelled (withdrawal:{b.pk}): this withdrawal is already cancelled." in again
+    page = manager.post(reverse(CHANGELIST), complete_a).content.decode()  # the confirm page
+    assert f"Not completed (withdrawal:{a.pk}): this withdrawal is already completed." in page
+    assert wallet_balances(user_id=player.pk) == balances
+    assert balances["player_available"] == 95 * USDC and balances["pending_withdrawal"] == 0
