@@ -271,13 +271,16 @@ def round_void_page(request: HttpRequest, round_id: str) -> HttpResponse:
     if row is None:
         raise Http404("no such round")
     form = VoidForm(request.POST or None)
+    status = 200
     if request.method == "POST" and form.is_valid():
         try:
             result = review.round_void_by_staff(
                 round_id=round_id, reason=form.cleaned_data["reason"], user=request.user
             )
-        except ApplicationError as error:
-            messages.error(request, f"{error.code}: {error.message}")
+        except ApplicationError as error:  # e.g. voided meanwhile, from another tab
+            messages.error(request, f"Not voided: {error.message.rstrip('.')}.")
+            row.refresh_from_db()
+            status = error.status_code
         else:
             messages.success(
                 request,
@@ -286,7 +289,7 @@ def round_void_page(request: HttpRequest, round_id: str) -> HttpResponse:
             )
             return _back(round_id)
     context = _context(request, f"Void round {round_id}", round=row, form=form)
-    return TemplateResponse(request, "admin/casino/round/void.html", context)
+    return TemplateResponse(request, "admin/casino/round/void.html", context, status=status)
 
 
 def review_queue_page(request: HttpRequest) -> HttpResponse:

@@ -214,3 +214,25 @@ def test_mark_reviewed_twice_records_one_review(open_round, staff) -> None:
     assert "already closed (reviewed by reviewer)" in second.content.decode()
     row = RoundReview.objects.get(round_id=round_id)
     assert (row.reviewed_by, row.notes) == ("reviewer", "checked")
+
+
+def test_a_second_void_from_another_tab_is_refused_in_words(open_round, staff) -> None:
+    """Two tabs on the void page: the second submit refunds nothing more, and says why in
+    words (it said "already_voided: the round is already void" over the form again)."""
+    round_id, player = open_round
+    before_bet = available(player) + 10 * 1_000_000
+    manager = login(staff["manager"])
+    data = {"reason": "dealer error", "confirm": "on"}
+    assert manager.post(void_url(round_id), data).status_code == 302
+    second = manager.post(void_url(round_id), data)
+    assert second.status_code == 409
+    page = second.content.decode()
+    assert "Not voided: the round is already void." in page
+    assert "already_voided" not in page
+    assert 'id="already-voided"' in page and 'id="void-form"' not in page
+    assert available(player) == before_bet
+    assert (
+        JournalEntry.objects.filter(reference=f"round:{round_id}", kind="void_reversal").count()
+        == 1
+    )
+    assert 'id="void-form"' not in manager.get(void_url(round_id)).content.decode()
