@@ -161,6 +161,15 @@ class TableForm(forms.ModelForm):  # type: ignore[type-arg]
         fields = ("name", "ruleset", "min_bet", "max_bet", "chip_unit", "stake", "seats", "owner")
 
 
+# A saved table's amount fields and the methods that show them in USDC.
+MONEY_SHOWN = {
+    "min_bet": "min_bet_usdc",
+    "max_bet": "max_bet_usdc",
+    "chip_unit": "chip_unit_usdc",
+    "stake": "stake_usdc",
+}
+
+
 @admin.register(Table)
 class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     """Create tables and close them; parameters are never edited (a new version instead)."""
@@ -200,10 +209,16 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         return usdc(obj.stake) if obj.stake else "—"
 
     def get_readonly_fields(self, request: HttpRequest, obj: Table | None = None) -> Any:
-        # Rounds carry their table's parameters: a saved table never changes them.
+        # Rounds carry their table's parameters: a saved table never changes them. Its
+        # amounts show in USDC, like the list's.
         if obj is not None:
-            return (*TableForm.Meta.fields, "version", "status", "created_at")
+            shown = (MONEY_SHOWN.get(f, f) for f in TableForm.Meta.fields)
+            return (*shown, "version", "status", "created_at")
         return ()
+
+    def get_exclude(self, request: HttpRequest, obj: Table | None = None) -> Any:
+        # A saved table's amounts are read-only fields shown in USDC, not form fields.
+        return tuple(MONEY_SHOWN) if obj is not None else super().get_exclude(request, obj)
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -74,3 +76,23 @@ def test_new_version_sent_twice_opens_one_table(staff) -> None:
         (1, "closed"),
         (2, "open"),
     ]
+
+
+def test_a_saved_tables_page_shows_its_amounts_in_usdc(staff) -> None:
+    table = make_table("classic", name="main", min_bet=USDC, max_bet=250 * USDC)
+    page = login(staff["manager"]).get(reverse("admin:casino_table_change", args=[table.pk]))
+    fields = {
+        label: re.sub(r"<[^>]+>", "", value).strip()
+        for label, value in re.findall(
+            r"<label>([^<]*):</label>\s*<div class=\"readonly\">(.*?)</div>",
+            page.content.decode(),
+            re.S,
+        )
+    }
+    assert {k: fields[k] for k in ("Min bet", "Max bet", "Chip unit", "Stake (duel)")} == {
+        "Min bet": "1.00 USDC",
+        "Max bet": "250.00 USDC",
+        "Chip unit": "0.01 USDC",
+        "Stake (duel)": "—",
+    }
+    assert "micro-USDC" not in page.content.decode()
