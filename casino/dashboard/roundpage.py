@@ -25,7 +25,7 @@ from casino.eventstore.models import StoredEvent
 from casino.models import Round, RoundStatus
 from casino.rounds.audit import audit_round
 from casino.rounds.stream import round_load
-from ledger.models import JournalEntry
+from ledger.models import AccountType, EntryKind, JournalEntry, Posting
 from ledger.rounds import round_reference
 
 # Badge key, label, and the prefixes of the audit problems that belong to it.
@@ -178,6 +178,22 @@ def ledger_entries(round_id: str) -> list[JournalEntry]:
         .order_by("id")
         .prefetch_related("postings__account")
     )
+
+
+def void_shortfalls(round_id: str) -> list[tuple[str, int]]:
+    """(username, micro-USDC) each player could not pay back when the round was voided: the
+    void's reversal posted it to their receivable (they now owe it)."""
+    rows = (
+        Posting.objects.filter(
+            entry__kind=EntryKind.VOID_REVERSAL,
+            entry__reference=round_reference(round_id),
+            account__type=AccountType.RECEIVABLE,
+            amount__lt=0,
+        )
+        .select_related("account__owner")
+        .order_by("account__owner__username")
+    )
+    return [(p.account.owner.get_username() if p.account.owner else "?", -p.amount) for p in rows]
 
 
 def hand_rows(rendered: dict[str, Any], names: dict[str, str]) -> list[dict[str, Any]]:

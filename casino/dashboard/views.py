@@ -282,10 +282,15 @@ def round_void_page(request: HttpRequest, round_id: str) -> HttpResponse:
             row.refresh_from_db()
             status = error.status_code
         else:
+            owed = "".join(
+                f" {name} could not pay back {usdc(amount)} of winnings: they now owe it "
+                "(Receivables)."
+                for name, amount in roundpage.void_shortfalls(round_id)
+            )
             messages.success(
                 request,
-                f"Round voided: {usdc(result.round.stake_total)} of stakes refunded; "
-                "server seed revealed; its review-queue item is closed.",
+                f"Round voided: {usdc(result.round.stake_total)} of stakes refunded, every "
+                "payout reversed; server seed revealed; its review-queue item is closed." + owed,
             )
             return _back(round_id)
     context = _context(request, f"Void round {round_id}", round=row, form=form)

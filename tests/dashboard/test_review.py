@@ -9,11 +9,22 @@ from django.urls import reverse
 
 from casino.dashboard import review
 from casino.dashboard.models import RoundReview
+from casino.engine.commands import PlaceBet, Stand
 from casino.eventstore.models import StoredEvent
 from casino.models import Round
+from casino.rounds import services
 from fairness.chain import hash_seed
 from ledger.models import JournalEntry
-from tests.dashboard.conftest import HOLE_CARD, available, finish, login
+from ledger.selectors import wallet_balances
+from ledger.services import withdrawal_request
+from tests.dashboard.conftest import (
+    HOLE_CARD,
+    available,
+    finish,
+    login,
+    make_player,
+    make_table,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -236,3 +247,36 @@ def test_a_second_void_from_another_tab_is_refused_in_words(open_round, staff) -
         == 1
     )
     assert 'id="void-form"' not in manager.get(void_url(round_id)).content.decode()
+
+
+def test_void_of_a_win_already_withdrawn_names_what_the_player_owes(stack_shoe, staff) -> None:
+    """alice wins 10 USDC (19 against a dealer bust), asks to withdraw everything, then the
+    round is voided: the stake comes back and the payout is reversed exactly, the 10 USDC she
+    no longer has go to her receivable, and the manager is told so (before, the message
+    spoke of "stakes refunded" only)."""
+    stack_shoe(("TH", "6C", "9D", "TS", "8S", "2H", "3D", "8C"))
+    alice = make_player("alice")
+    round_id = services.round_open(table=make_table(), players=[alice]).round.id
+    services.round_command(round_id=round_id, command=PlaceBet(str(alice.pk), (10 * 1_000_000,)))
+    services.round_command(round_id=round_id, command=Stand(str(alice.pk)))
+    assert available(alice) == 110 * 1_000_000
+    withdrawal_request(
+        user=alice,
+        amount_micro=110 * 1_000_000,
+        idempotency_key="all",
+        network="base",
+        address="0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+    )
+    response = login(staff["manager"]).post(
+        void_url(round_id), {"reason": "dealer error", "confirm": "on"}, follow=True
+    )
+    assert (
+        "Round voided: 10.00 USDC of stakes refunded, every payout reversed; server seed "
+        "revealed; its review-queue item is closed. alice could not pay back 10.00 USDC of "
+        "winnings: they now owe it (Receivables)." in response.content.decode()
+    )
+    assert wallet_balances(user_id=alice.pk) == {
+        "player_available": 0,
+        "pending_withdrawal": 110 * 1_000_000,
+        "receivable": -10 * 1_000_000,
+    }
