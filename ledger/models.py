@@ -12,6 +12,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from ledger.money import usdc
+
 
 class AccountType(models.TextChoices):
     PLAYER_AVAILABLE = "player_available", "Player available"
@@ -102,7 +104,7 @@ class AccountBalance(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"balance of account {self.account_id}: {self.balance}"
+        return f"balance of {self.account.key}: {usdc(self.balance)}"
 
 
 class JournalEntry(models.Model):
@@ -156,7 +158,7 @@ class Posting(models.Model):
         indexes = [models.Index(fields=["account", "entry"], name="ledger_post_account_entry")]
 
     def __str__(self) -> str:
-        return f"entry {self.entry_id} account {self.account_id}: {self.amount}"
+        return f"entry #{self.entry_id} {self.account.key}: {usdc(self.amount)}"
 
 
 class WithdrawalStatus(models.TextChoices):

@@ -47,6 +47,16 @@ class LedgerAccountAdmin(ReadOnlyAdmin):
     list_filter = (SpentEscrowFilter, "type")
     search_fields = ("key", "owner__username")
     list_select_related = ("balance_row", "owner")
+    fields = readonly_fields = (
+        "key",
+        "type",
+        "owner",
+        "round_ref",
+        "currency",
+        "balance",
+        "escrow_state",
+        "created_at",
+    )
 
     @admin.display(description="balance", ordering="balance_row__balance")
     def balance(self, obj: LedgerAccount) -> str:
@@ -65,6 +75,7 @@ class ReceivableAdmin(ReadOnlyAdmin):
 
     list_display = ("account", "owner", "owed")
     search_fields = ("account__key", "account__owner__username")
+    fields = readonly_fields = ("account", "owner", "owed")
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         return (
@@ -106,6 +117,7 @@ class PendingWithdrawalAdmin(ReadOnlyAdmin):
     gives the funds back at once."""
 
     list_display = ("reference", "player", "amount", "network", "address_shown", "created_at")
+    fields = readonly_fields = ("reference", "player", "amount", "network", "address", "created_at")
     list_select_related = ("user",)
     search_fields = ("user__username", "address")
     list_filter = ("network",)

@@ -18,6 +18,12 @@ class AccountBalanceAdmin(ReadOnlyAdmin):
     list_display = ("account", "account_type", "balance_usdc", "state")
     list_filter = (SpentEscrowFilter, "account_type", "state")
     search_fields = ("account__key", "account__owner__username")
+    # The record's own page: the owner by name, the balance in USDC (not micro-USDC).
+    fields = readonly_fields = ("account", "owner", "account_type", "balance_usdc", "state")
+
+    @admin.display(description="owner")
+    def owner(self, obj: AccountBalance) -> Any:
+        return obj.account.owner or "-"
 
     @admin.display(description="balance", ordering="balance")
     def balance_usdc(self, obj: AccountBalance) -> str:
@@ -62,6 +68,19 @@ class WithdrawalRequestAdmin(ReadOnlyAdmin):
     list_filter = ("status", "network")
     list_select_related = ("user", "resolved_by")
     search_fields = ("user__username", "address")
+    fields = readonly_fields = (
+        "reference",
+        "player",
+        "amount",
+        "network",
+        "address",
+        "status",
+        "created_at",
+        "request_entry",
+        "resolution_entry",
+        "resolved_by",
+        "resolved_at",
+    )
 
     @admin.display(description="reference", ordering="pk")
     def reference(self, obj: WithdrawalRequest) -> str:
@@ -81,6 +100,7 @@ class PostingAdmin(ReadOnlyAdmin):
     list_display = ("id", "entry", "account", "amount_usdc")
     search_fields = ("account__key", "entry__reference")
     list_select_related = ("entry", "account")
+    fields = readonly_fields = ("entry", "account", "amount_usdc")
 
     @admin.display(description="amount", ordering="amount")
     def amount_usdc(self, obj: Posting) -> str:

@@ -96,3 +96,76 @@ def test_a_saved_tables_page_shows_its_amounts_in_usdc(staff) -> None:
         "Stake (duel)": "—",
     }
     assert "micro-USDC" not in page.content.decode()
+
+
+def _fields(page: str) -> dict[str, str]:
+    """A read-only admin page's "label: value" pairs, and its heading under "heading"."""
+    found = {
+        label: re.sub(r"<[^>]+>", "", value).strip()
+        for label, value in re.findall(
+            r"<label>([^<]*):</label>\s*<div class=\"readonly\">(.*?)</div>", page, re.S
+        )
+    }
+    heading = re.search(r"<h2>(.*?)</h2>", page, re.S)
+    return {**found, "heading": heading.group(1).strip() if heading else ""}
+
+
+def test_ledger_record_pages_show_usdc_and_names(staff) -> None:
+    """The record pages behind the ledger lists (a balance, a posting, a withdrawal, a
+    receivable, a ledger account, a journal entry's postings) print amounts in USDC and the
+    player by name, as the lists do: they printed "Balance: -5000000", "Amount micro:
+    95000000" and "entry 7 account 3: -100000"."""
+    from ledger.models import Account, AccountBalance, Posting
+    from ledger.services import withdrawal_request
+
+    player = make_player("payee")  # 100 USDC
+    withdrawal = withdrawal_request(
+        user=player,
+        amount_micro=7 * USDC,
+        idempotency_key="k",
+        network="base",
+        address="0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+    )
+    available = Account.objects.get(key=f"player_available:{player.pk}")
+    # A receivable, as a void leaves one: the player owes 2.50 USDC.
+    owed = AccountBalance.objects.get(account=available)
+    receivable = Account.objects.create(
+        key=f"receivable:{player.pk}", type="receivable", owner=player
+    )
+    AccountBalance.objects.create(
+        account=receivable, account_type="receivable", may_go_negative=True, balance=-2_500_000
+    )
+    auditor = login(staff["auditor"])
+
+    def page(name: str, pk: object) -> dict[str, str]:
+        return _fields(auditor.get(reverse(f"admin:{name}_change", args=[pk])).content.decode())
+
+    balance = page("ledger_accountbalance", owed.pk)
+    assert (balance["Owner"], balance["Balance"]) == ("payee", "93.00 USDC")
+    assert balance["heading"] == f"balance of player_available:{player.pk}: 93.00 USDC"
+    account = page("dashboard_ledgeraccount", available.pk)
+    assert (account["Owner"], account["Balance"]) == ("payee", "93.00 USDC")
+    request_posting = Posting.objects.get(entry=withdrawal.request_entry, account=available)
+    assert page("ledger_posting", request_posting.pk)["Amount"] == "-7.00 USDC"
+    shown = page("ledger_withdrawalrequest", withdrawal.pk)
+    assert (shown["Player"], shown["Amount"], shown["Reference"]) == (
+        "payee",
+        "7.00 USDC",
+        f"withdrawal:{withdrawal.pk}",
+    )
+    assert page("dashboard_pendingwithdrawal", withdrawal.pk)["Amount"] == "7.00 USDC"
+    debt = page("dashboard_receivable", receivable.pk)
+    assert (debt["Player"], debt["Owed"]) == ("payee", "2.50 USDC")
+    entry = auditor.get(
+        reverse("admin:ledger_journalentry_change", args=[withdrawal.request_entry_id])
+    ).content.decode()
+    assert f"player_available:{player.pk}: -7.00 USDC" in entry
+    for pk, name in (
+        (owed.pk, "ledger_accountbalance"),
+        (request_posting.pk, "ledger_posting"),
+        (withdrawal.pk, "ledger_withdrawalrequest"),
+        (receivable.pk, "dashboard_receivable"),
+    ):
+        text = auditor.get(reverse(f"admin:{name}_change", args=[pk])).content.decode()
+        assert not re.search(r"\b(7000000|93000000|2500000)\b", text), name
+    assert not re.search(r"-7000000\b", entry)
