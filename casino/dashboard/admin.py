@@ -16,6 +16,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
+from django.urls import reverse
 from django.utils.html import format_html
 
 from casino.dashboard import admin_fairness, admin_game, admin_ledger  # noqa: F401  (register)
@@ -239,19 +240,38 @@ class RoundReviewAdmin(ReadOnlyAdmin):
     list_display = (
         "round",
         "pending",
-        "reasons",
+        "reasons_text",
         "flagged_at",
         "resolution",
         "reviewed_by",
         "reviewed_at",
         "notes",
     )
+    list_display_links = ("flagged_at",)  # the round cell links to the round's review page
     list_filter = ("pending", "resolution")
     search_fields = ("round_id",)
+    fields = readonly_fields = (
+        "round",
+        "pending",
+        "reasons_text",
+        "flagged_at",
+        "resolution",
+        "reviewed_by",
+        "reviewed_at",
+        "notes",
+    )
 
     @admin.display(description="round", ordering="round_id")
     def round(self, obj: RoundReview) -> str:
-        return short_id_html(obj.round_id)
+        return format_html(
+            '<a href="{}">{}</a>',
+            reverse("admin:round_review", args=[obj.round_id]),
+            short_id_html(obj.round_id),
+        )
+
+    @admin.display(description="reasons")
+    def reasons_text(self, obj: RoundReview) -> str:
+        return ", ".join(obj.reasons)
 
 
 @admin.register(PlayerProfile)

@@ -278,3 +278,17 @@ def test_big_win_flag_detail_names_the_player_in_usdc(open_round, staff) -> None
         flags = automatic_flags(state, settled)
     assert flags == [("big_win", "alice won -10.00 USDC (threshold -20.00 USDC)")]
     assert Round.objects.get(id=round_id).status == "settled"
+
+
+def test_round_reviews_list_the_reasons_as_words_and_link_the_round(open_round, staff) -> None:
+    """ "Round reviews" printed the reasons as JSON (["big_win", "malfunction"]) and its round
+    cell led nowhere useful: now "big_win, player complaint" and a link to the round."""
+    round_id, _ = open_round
+    review.round_flag(round_id=round_id, reason="big_win", detail="alice won")
+    review.round_flag(round_id=round_id, reason="player complaint", user=staff["reviewer"])
+    auditor = login(staff["auditor"])
+    page = auditor.get(reverse("admin:dashboard_roundreview_changelist")).content.decode()
+    assert "big_win, player complaint" in page and "&quot;big_win&quot;" not in page
+    assert f'<a href="{reverse("admin:round_review", args=[round_id])}"><span class="rid"' in page
+    detail = auditor.get(reverse("admin:dashboard_roundreview_change", args=[round_id]))
+    assert "big_win, player complaint" in detail.content.decode()
