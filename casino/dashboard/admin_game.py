@@ -26,10 +26,10 @@ from casino.dashboard import views as dashboard_views
 from casino.dashboard.readonly import ReadOnlyAdmin
 from casino.dashboard.tables import newer_version
 from casino.dashboard.templatetags.usdc import short_id as short_id_html
-from casino.engine.rules import RULESETS
+from casino.engine.rules import DUEL, RULESETS
 from casino.eventstore.models import StoredEvent
 from casino.models import Round, RoundPlayer, RoundStatus, Table, TableStatus
-from casino.tables.services import table_add
+from casino.tables.services import table_add, table_problems
 from ledger.money import usdc
 
 CARD = re.compile(r"[2-9TJQKA][SHDC]")
@@ -159,6 +159,34 @@ class TableForm(forms.ModelForm):  # type: ignore[type-arg]
     class Meta:
         model = Table
         fields = ("name", "ruleset", "min_bet", "max_bet", "chip_unit", "stake", "seats", "owner")
+
+    def clean(self) -> dict[str, Any]:
+        """The rule set's bounds, as `table_create` checks them: a table the engine would
+        refuse to open a round at is refused here, in words (not as a violated constraint)."""
+        data = super().clean() or {}
+        ruleset, seats = data.get("ruleset"), data.get("seats")
+        amounts = [data.get(f) for f in ("min_bet", "max_bet", "chip_unit", "stake")]
+        if ruleset not in RULESETS or seats is None or None in amounts:
+            return data  # the field errors already say what is missing
+        min_bet, max_bet, chip_unit, stake = (int(a) for a in amounts)  # type: ignore[arg-type]
+        # A duel's limits are its fixed stake.
+        if RULESETS[ruleset].kind == DUEL and (min_bet, max_bet) != (stake, stake):
+            raise forms.ValidationError(
+                "A duel table plays for its fixed stake: set min bet, max bet and stake to the "
+                "same amount."
+            )
+        problems = table_problems(
+            ruleset, min_bet=min_bet, max_bet=max_bet, chip_unit=chip_unit, seats=seats
+        )
+        if problems:
+            raise forms.ValidationError([p[:1].upper() + p[1:] + "." for p in problems])
+        return data
+
+    def _post_clean(self) -> None:
+        # clean() said what is wrong in words: the model's CHECK constraints would only add
+        # "Constraint “table_limits_valid” is violated." (they stay the database's guard).
+        if not self.errors:
+            super()._post_clean()  # type: ignore[misc]
 
 
 # A saved table's amount fields and the methods that show them in USDC.

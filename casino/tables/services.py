@@ -29,6 +29,7 @@ from casino.platform import rawsql
 from casino.platform.errors import ApplicationError, ConflictError
 from casino.rounds import services
 from fairness import services as fairness_services
+from ledger.money import usdc
 from ledger.selectors import wallet_balances
 
 PERSONAL_RULESETS = ("classic", "atlantic_city")
@@ -71,6 +72,27 @@ def demo_table(ruleset: str) -> Table:
     )
 
 
+def table_problems(
+    ruleset: str, *, min_bet: int, max_bet: int, chip_unit: int, seats: int
+) -> list[str]:
+    """What keeps these parameters from making a table of `ruleset` whose rounds can open
+    (the rule set's bounds); empty when they can. A duel's limits are its fixed stake."""
+    rules = RULESETS[ruleset]
+    problems = []
+    if not rules.min_seats <= seats <= rules.max_seats:
+        problems.append(f"seats must be {rules.min_seats}..{rules.max_seats}")
+    if not rules.min_table_bet <= min_bet <= max_bet <= rules.max_table_bet:
+        problems.append(
+            f"limits must satisfy {usdc(rules.min_table_bet)} <= min <= max <= "
+            f"{usdc(rules.max_table_bet)}"
+        )
+    if chip_unit <= 0:
+        problems.append("the chip unit must be positive")
+    elif min_bet % chip_unit or max_bet % chip_unit:
+        problems.append("limits must be whole multiples of the chip unit")
+    return problems
+
+
 def table_create(
     *,
     name: str,
@@ -94,16 +116,9 @@ def table_create(
         stake = stake or min_bet
         min_bet = max_bet = stake
     seats = seats or rules.max_seats
-    problems = []
-    if not rules.min_seats <= seats <= rules.max_seats:
-        problems.append(f"seats must be {rules.min_seats}..{rules.max_seats}")
-    if not rules.min_table_bet <= min_bet <= max_bet <= rules.max_table_bet:
-        problems.append(
-            f"limits must satisfy {rules.min_table_bet} <= min <= max <= {rules.max_table_bet}"
-            " micro-USDC"
-        )
-    if unit <= 0 or min_bet % unit or max_bet % unit:
-        problems.append("limits must be whole multiples of the chip unit")
+    problems = table_problems(
+        ruleset, min_bet=min_bet, max_bet=max_bet, chip_unit=unit, seats=seats
+    )
     if problems:
         raise ApplicationError(
             "The table's parameters are not valid.",

@@ -169,3 +169,36 @@ def test_ledger_record_pages_show_usdc_and_names(staff) -> None:
         text = auditor.get(reverse(f"admin:{name}_change", args=[pk])).content.decode()
         assert not re.search(r"\b(7000000|93000000|2500000)\b", text), name
     assert not re.search(r"-7000000\b", entry)
+
+
+def test_a_table_no_round_could_open_at_is_refused_in_words(staff) -> None:
+    """The add form saved tables the engine refuses to open a round at (a duel with no stake,
+    a minimum below the rule set's, 0 seats), and said "Constraint “table_limits_valid” is
+    violated." for a maximum below the minimum. It now checks the rule set's bounds, as the
+    API's table_create does, and says what is wrong."""
+    manager = login(staff["manager"])
+    url = reverse("admin:casino_table_add")
+    classic = {"name": "t", "ruleset": "classic", "chip_unit": 10_000, "stake": 0, "seats": 1}
+
+    def errors(data: dict[str, object]) -> list[str]:
+        response = manager.post(url, data)
+        assert response.status_code == 200
+        return [str(e) for e in response.context["adminform"].form.non_field_errors()]
+
+    assert errors({**classic, "min_bet": 2 * USDC, "max_bet": USDC}) == [
+        "Limits must satisfy 0.01 USDC <= min <= max <= 1000000.00 USDC."
+    ]
+    assert errors({**classic, "min_bet": USDC, "max_bet": 2 * USDC, "seats": 0}) == [
+        "Seats must be 1..1."
+    ]
+    assert errors({**classic, "min_bet": USDC, "max_bet": 2 * USDC, "chip_unit": 0}) == [
+        "The chip unit must be positive."
+    ]
+    duel = {**classic, "ruleset": "duel", "seats": 2, "min_bet": USDC, "max_bet": USDC}
+    assert errors(duel) == [
+        "A duel table plays for its fixed stake: set min bet, max bet and stake to the same amount."
+    ]
+    assert not Table.objects.exists()
+    assert manager.post(url, {**duel, "stake": USDC}).status_code == 302
+    table = Table.objects.get()
+    round_open(table=table, players=[make_player("p1"), make_player("p2")])  # rounds open
