@@ -330,9 +330,17 @@ def daily_report_page(request: HttpRequest) -> HttpResponse:
     _require(request, VIEW_ROUND)
     since, until = _report_range(request)
     built = report.build(since=since, until=until)
+    # A reversed range holds no day: say so, not "No finished rounds in this range."
+    range_error = (
+        f"From ({since}) is after to ({until}): no day is in this range. Pick a From on or "
+        "before the To."
+        if since > until
+        else ""
+    )
     context = _context(
         request,
         "Daily report",
+        range_error=range_error,
         rows=[(r, report.printed(r)) for r in built.rows],
         totals=report.printed(built.totals),
         totals_row=built.totals,
@@ -345,12 +353,16 @@ def daily_report_page(request: HttpRequest) -> HttpResponse:
         z99=report.Z99,
         query=request.GET.urlencode(),
     )
-    return TemplateResponse(request, "admin/casino/round/report.html", context)
+    return TemplateResponse(
+        request, "admin/casino/round/report.html", context, status=400 if range_error else 200
+    )
 
 
 def daily_report_csv(request: HttpRequest) -> StreamingHttpResponse:
     _require(request, VIEW_ROUND)
     since, until = _report_range(request)
+    if since > until:
+        raise BadRequest("since is after until")
     built = report.build(since=since, until=until)
     response = StreamingHttpResponse(
         report.csv_lines(built.rows, built.totals), content_type="text/csv"

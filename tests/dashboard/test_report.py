@@ -75,3 +75,19 @@ def test_page_chart_and_csv(played, staff) -> None:
 
 def test_empty_chart_says_so() -> None:
     assert "No finished rounds" in report.svg_chart([])
+
+
+def test_a_reversed_range_is_named_not_shown_as_empty(staff) -> None:
+    """From after To (two date pickers make it easy) said "No finished rounds in this range."
+    as if none had been played: it now says the range is reversed."""
+    auditor = login(staff["auditor"])
+    url = reverse("admin:casino_round_report")
+    response = auditor.get(url, {"since": "2026-12-07", "until": "2026-12-01"})
+    assert response.status_code == 400
+    assert (
+        "From (2026-12-07) is after to (2026-12-01): no day is in this range. Pick a From on "
+        "or before the To." in response.content.decode()
+    )
+    csv_url = reverse("admin:casino_round_report_csv")
+    assert auditor.get(csv_url, {"since": "2026-12-07", "until": "2026-12-01"}).status_code == 400
+    assert auditor.get(url, {"since": "2026-12-01", "until": "2026-12-07"}).status_code == 200
