@@ -176,7 +176,7 @@ def ledger_entries(round_id: str) -> list[JournalEntry]:
     return list(
         JournalEntry.objects.filter(reference=round_reference(round_id))
         .order_by("id")
-        .prefetch_related("postings__account")
+        .prefetch_related("postings__account__owner")
     )
 
 

@@ -66,7 +66,8 @@ def test_review_page_amounts_in_usdc_and_players_by_name(open_round, staff) -> N
     ]
     ledger = re.search(r'<table id="ledger">(.*?)</table>', page, re.S)
     assert ledger is not None
-    assert f"player_available:{player.pk}: -10.00 USDC" in text_of(ledger.group(1))
+    # the player's account by its key and, as everywhere, the player by name
+    assert f"player_available:{player.pk} (alice): -10.00 USDC" in text_of(ledger.group(1))
     assert f"round_escrow:{round_id}: 10.00 USDC" in text_of(ledger.group(1))
 
 
