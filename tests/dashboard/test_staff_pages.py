@@ -293,3 +293,15 @@ def test_round_reviews_list_the_reasons_as_words_and_link_the_round(open_round, 
     assert f'<a href="{reverse("admin:round_review", args=[round_id])}"><span class="rid"' in page
     detail = auditor.get(reverse("admin:dashboard_roundreview_change", args=[round_id]))
     assert "big_win, player complaint" in detail.content.decode()
+
+
+def test_review_page_times_both_say_utc(open_round, staff) -> None:
+    round_id, player = open_round
+    reviewer = login(staff["reviewer"])
+    open_text = text_of(
+        reviewer.get(reverse("admin:round_review", args=[round_id])).content.decode()
+    )
+    assert re.search(r"Opened: \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC · Finished: —", open_text)
+    finish(round_id, player)
+    text = text_of(reviewer.get(reverse("admin:round_review", args=[round_id])).content.decode())
+    assert re.search(r"Finished: \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", text)  # it had no zone
