@@ -31,7 +31,7 @@ from casino.dashboard.models import (
 from casino.dashboard.readonly import ReadOnlyAdmin
 from casino.dashboard.templatetags.usdc import short_id as short_id_html
 from casino.platform.errors import ApplicationError
-from ledger.models import AccountType, WithdrawalRequest, WithdrawalStatus
+from ledger.models import AccountBalance, AccountType, WithdrawalRequest, WithdrawalStatus
 from ledger.money import usdc
 from ledger.services import (
     withdrawal_cancel_post,
@@ -200,6 +200,16 @@ class PendingWithdrawalAdmin(ReadOnlyAdmin):
             (w, completion_blockers(w, request.user))
             for w in queryset.select_related("user").order_by("pk")
         ]
+        # Not a blocker (collecting a debt is a staff decision), but said before paying out.
+        owed = dict(
+            AccountBalance.objects.filter(
+                account_type=AccountType.RECEIVABLE,
+                balance__lt=0,
+                account__owner_id__in={w.user_id for w, _ in rows},
+            ).values_list("account__owner_id", "balance")
+        )
+        for withdrawal, _ in rows:
+            withdrawal.owed_micro = -owed.get(withdrawal.user_id, 0)
         error = ""
         if request.POST.get("post") == "yes":
             if request.POST.get("confirm"):

@@ -297,3 +297,32 @@ def test_a_withdrawal_resolved_in_another_tab_is_named_not_moved_twice(staff) ->
     assert f"Not completed (withdrawal:{a.pk}): this withdrawal is already completed." in page
     assert wallet_balances(user_id=player.pk) == balances
     assert balances["player_available"] == 95 * USDC and balances["pending_withdrawal"] == 0
+
+
+def test_the_confirmation_says_when_the_player_owes_the_house(staff) -> None:
+    """A void left this player owing 5 USDC (their receivable) while a withdrawal waits:
+    completing it stays the manager's call, but the confirmation page now says so."""
+    from ledger.models import Account, AccountBalance
+
+    player = make_player("debtor")
+    withdrawal = services.withdrawal_request(
+        user=player, amount_micro=20 * USDC, idempotency_key="w", network="base", address=EVM
+    )
+    receivable = Account.objects.create(
+        key=f"receivable:{player.pk}", type="receivable", owner=player
+    )
+    AccountBalance.objects.create(
+        account=receivable, account_type="receivable", may_go_negative=True, balance=-5 * USDC
+    )
+    other = services.withdrawal_request(
+        user=make_player("clean"),
+        amount_micro=USDC,
+        idempotency_key="o",
+        network="base",
+        address=EVM,
+    )
+    chosen = {"action": "complete", "_selected_action": [withdrawal.pk, other.pk], "index": 0}
+    page = login(staff["manager"]).post(reverse(CHANGELIST), chosen).content.decode()
+    assert page.count("owes the house") == 1
+    assert "Note: debtor owes the house 5.00 USDC (Receivables, left by a void)." in page
+    assert 'id="confirm-submit"' in page  # a note, not a blocker
