@@ -46,7 +46,7 @@ class Site:
     extra: list[str] = field(default_factory=list)
 
     def extra_user(self) -> str:
-        """As `user()`, from the later test players (u13..u36)."""
+        """As `user()`, from the later test players (u13..u48)."""
         return self.extra.pop(0)
 
     def user(self) -> str:
@@ -54,11 +54,11 @@ class Site:
         return self.users.pop(0)
 
 
-# Twenty-four more test players, u13..u36, made like stacked_serve's u1..u12 (password, 1,000
+# Thirty-six more test players, u13..u48, made like stacked_serve's u1..u12 (password, 1,000
 # USDC) before the server starts; the newer test files take theirs with `extra_user()`. The
 # hash is Django's MD5 format, which the test server accepts (fast logins), written out here
 # because a plain `manage.py shell` has no MD5 hasher configured.
-EXTRA = [f"u{i}" for i in range(13, 37)]
+EXTRA = [f"u{i}" for i in range(13, 49)]
 MORE_PLAYERS = f"""
 import hashlib
 from django.contrib.auth import get_user_model

@@ -56,6 +56,30 @@ def test_a_classic_round_played_by_clicking(site: Site, browser: Browser) -> Non
     assert page.get_by_role("button", name="Change bet").is_visible()
 
 
+def test_the_balance_shows_each_stake_when_it_is_taken(site: Site, browser: Browser) -> None:
+    page = browser.page()
+    sign_in(page, site, site.extra_user())
+    personal_table(page, "classic")
+    assert page.inner_text("#balance") == "1,000.00 USDC"
+    click(page, "Chip 5 USDC")
+    # a pair of 8s against the dealer's 6 up (T in the hole); hand 1 gets 3H, hand 2 9S;
+    # hand 1 doubles on 11 and draws TH (21), hand 2 stands on 17; the dealer 16 draws 2C (18)
+    site.stack(["8S", "TD", "8C", "6D", "3H", "9S", "TH"])
+    click(page, "Deal")
+    page.wait_for_selector("#balance:text('995.00 USDC')")  # the bet, while the round is on
+    page.wait_for_function("!document.querySelector('#split').disabled")
+    click(page, "Split")
+    page.wait_for_selector("#balance:text('990.00 USDC')")
+    page.wait_for_function("!document.querySelector('#double').disabled")
+    click(page, "Double")
+    page.wait_for_selector("#balance:text('985.00 USDC')")
+    page.wait_for_function("!document.querySelector('#stand').disabled")
+    click(page, "Stand")
+    page.wait_for_selector("#verify-link")
+    assert "you won 5.00 USDC" in page.inner_text("#result-text")  # +10 on hand 1, -5 on hand 2
+    page.wait_for_selector("#balance:text('1,005.00 USDC')")
+
+
 def deal(page: Any, site: Site, cards: list[str], chip: str = "Chip 1 USDC") -> None:
     """Bet one chip (or rebet) and deal the stacked `cards` (player, hole, player, up...)."""
     site.stack(cards)

@@ -211,6 +211,14 @@ function myBoxes(view) {
   return (view?.boxes ?? []).filter((b) => b.player_id === me);
 }
 
+/** What the viewer has staked in a view (bets, doubles, splits, insurance), in micro-USDC. */
+function myStake(view) {
+  return myBoxes(view).reduce((sum, b) => {
+    const hands = b.hands.reduce((m, h) => m + toMicro(h.stake ?? "0"), 0);
+    return sum + Math.max(toMicro(b.bet), hands) + toMicro(b.insurance);
+  }, 0);
+}
+
 function renderPrompt() {
   const root = $("prompt");
   const view = s.round?.view;
@@ -382,8 +390,12 @@ function apply(body) {
       sound(body.view.settlement?.hands.some((h) => h.player_id === me && ["win", "blackjack", "split"].includes(h.outcome)) ? "win" : "end");
     }
     if (!s.table.personal) refreshTable();
-  } else if (more) {
-    sound("card");
+  } else {
+    if (more) sound("card");
+    // A bet, a double, a split or insurance takes its stake from the wallet now: the balance shows it.
+    if (myStake(body.view) !== (current?.round_id === body.round_id ? myStake(current.view) : 0)) {
+      refreshBalance().catch(() => {});
+    }
   }
   s.prompt = s.prompt?.kind === "safety" ? s.prompt : null;
   return true;
