@@ -80,6 +80,31 @@ def test_the_balance_shows_each_stake_when_it_is_taken(site: Site, browser: Brow
     page.wait_for_selector("#balance:text('1,005.00 USDC')")
 
 
+def test_a_full_shared_table_is_watched_not_sat_at(site: Site, browser: Browser) -> None:
+    a, b = browser.page(), browser.page()
+    for page in (a, b):
+        sign_in(page, site, site.extra_user())
+    classic = "#tables section[data-ruleset='classic'] li.table-entry"
+    entry = a.locator(classic, has_text="Classic demo")
+    assert "0/1 seats taken" in entry.inner_text()
+    table = entry.get_attribute("data-table-id")
+    a.goto(f"{site.url}/play/{table}/")
+    a.wait_for_selector("#table[data-socket='open']")
+    assert a.inner_text("#status") == "Sit to place a bet."
+    click(a, "Sit")
+    a.wait_for_selector("#leave:not([hidden])")
+    assert a.inner_text("#status") == "Place your bet."
+    b.goto(f"{site.url}/play/{table}/")
+    b.wait_for_selector("#table[data-socket='open']")
+    assert b.inner_text("#status") == "Every seat is taken: you are watching."
+    assert not enabled(b, "Sit")  # the server would refuse it: every seat is taken
+    assert b.locator("#betting").is_hidden()
+    click(a, "Leave")
+    a.wait_for_selector("#sit:not([hidden])")
+    b.wait_for_function("!document.querySelector('#sit').disabled")  # the table, polled again
+    assert b.inner_text("#status") == "Sit to place a bet."
+
+
 def deal(page: Any, site: Site, cards: list[str], chip: str = "Chip 1 USDC") -> None:
     """Bet one chip (or rebet) and deal the stacked `cards` (player, hole, player, up...)."""
     site.stack(cards)

@@ -71,8 +71,10 @@ def test_a_duel_between_two_contexts(site: Site, browser: Browser) -> None:
         ids[page] = page.evaluate("document.body.dataset.playerId")
         click(page, "Sit")
         page.wait_for_selector("#ready:not([hidden])")
+    assert b.inner_text("#status") == "Press Ready to start a duel."  # seated: no "Sit" asked
     click(a, "Ready")
     b.wait_for_selector(f"#seats li:text('Player {ids[a]} — ready')")
+    assert a.inner_text("#status") == "Ready: the duel starts when every seat is."
     # Seats in order: a's first card, b's first, a's second (hidden), b's second (hidden),
     # then b's hit (hidden). a: TS 9H = 19; b: 9C 5D + 5S = 19: a tie, the pot is split.
     site.stack(["TS", "9C", "9H", "5D", "5S"])

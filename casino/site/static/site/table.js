@@ -86,6 +86,8 @@ const OUTCOMES = {
 const finished = (view) => Boolean(view && (view.settlement || view.voided));
 const actions = () => new Set(s.round?.view?.actions ?? []);
 const who = (pid) => (pid === me ? "You" : `Player ${pid}`);
+const mySeat = () => s.table.seated.find((seat) => String(seat.user_id) === me);
+const tableFull = () => s.table.seated.length >= s.table.seats;
 
 function myHandInTurn(view) {
   const turn = view?.turn;
@@ -192,7 +194,12 @@ function beaconText(beacon) {
 }
 
 function statusText(view) {
-  if (!view) return DUEL ? "Sit and press Ready to start a duel." : "Place your bet.";
+  if (!view && !s.table.personal && !mySeat()) {
+    if (tableFull()) return "Every seat is taken: you are watching.";
+    return DUEL ? "Sit and press Ready to start a duel." : "Sit to place a bet.";
+  }
+  if (!view && DUEL) return mySeat()?.ready ? "Ready: the duel starts when every seat is." : "Press Ready to start a duel.";
+  if (!view) return "Place your bet.";
   if (finished(view)) return view.voided ? "Round voided." : "Round over.";
   const a = actions();
   if (a.has("insurance")) return "Insurance?";
@@ -287,7 +294,7 @@ function render() {
   const view = s.round?.view ?? null;
   const over = !view || finished(view);
   const a = actions();
-  const seated = s.table.seated.some((seat) => String(seat.user_id) === me);
+  const seated = Boolean(mySeat());
   const shared = !s.table.personal;
   $("table").dataset.state = !view ? "idle" : view.phase;
   $("status").textContent = statusText(view);
@@ -305,12 +312,12 @@ function render() {
   const lobby = $("duel-lobby");
   lobby.hidden = !shared;
   if (shared) {
-    const mySeat = s.table.seated.find((seat) => String(seat.user_id) === me);
-    $("sit").hidden = Boolean(mySeat);
-    $("sit").disabled = s.busy;
-    $("leave").hidden = !mySeat;
-    $("ready").hidden = !DUEL || !mySeat;
-    $("ready").disabled = s.busy || Boolean(mySeat?.ready) || !over;
+    const seat = mySeat();
+    $("sit").hidden = Boolean(seat);
+    $("sit").disabled = s.busy || tableFull(); // the server refuses a full table
+    $("leave").hidden = !seat;
+    $("ready").hidden = !DUEL || !seat;
+    $("ready").disabled = s.busy || Boolean(seat?.ready) || !over;
     renderSeats();
   }
 
