@@ -64,7 +64,17 @@ def test_seats_play_in_turn_with_the_tie_rules_and_blackjack_pays(
 
     # Round 1. Dealing order: a, b, dealer up, a, b, dealer hole; then a's hit.
     # a: TS 5H (15) + 3C = 18; b: KS QH = 20; dealer 9C 9D = 18. A tie at 18 loses.
-    play_round(a, b, site, ["TS", "KS", "9C", "5H", "QH", "9D", "3C"])
+    site.stack(["TS", "KS", "9C", "5H", "QH", "9D", "3C"])
+    bet_and_deal(a)
+    b.wait_for_selector("#status:text('Place your bet: the betting window is open.')")
+    for page in (a, b):  # a's bet, no card yet: no total (not "0") for the dealer or the box
+        page.wait_for_selector(f"{box_a} h3:text('bet 1.00 USDC')")
+        assert page.locator(f"{box_a} .card").count() == 0
+        assert page.inner_text(f"{box_a} .total") == ""
+        assert page.inner_text("#dealer-hand .total") == ""
+    bet_and_deal(b)
+    for page in (a, b):
+        page.wait_for_selector("#table[data-state='playing'], #verify-link")
     a.wait_for_function("!document.querySelector('#hit').disabled")
     assert a.inner_text("#status") == "Your turn."
     b.wait_for_selector(f'#status:text("Player {ids[a]}\'s turn.")')

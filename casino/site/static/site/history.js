@@ -7,7 +7,7 @@ const NAMES = { classic: "Classic", atlantic_city: "Atlantic City", duel: "Duel"
 const BOXES = ["centre", "right", "left"];
 
 const cardText = (c) => (c.hidden ? "🂠" : `${c.card[0] === "T" ? "10" : c.card[0]}${SUITS[c.card[1]] ?? c.card[1]}`);
-const total = (t, soft) => (t === null || t === undefined ? "" : t > 21 ? `${t} bust` : soft ? `soft ${t}` : String(t));
+const total = (t, soft) => (!t ? "" : t > 21 ? `${t} bust` : soft ? `soft ${t}` : String(t));
 
 function handLine(label, cards, t, soft, outcome) {
   const li = document.createElement("li");

@@ -71,7 +71,7 @@ function cardEl(c) {
 }
 
 function totalText(total, soft) {
-  if (total === null || total === undefined) return "";
+  if (!total) return ""; // no total yet, or no card yet (a seat's bet before the deal totals 0)
   if (total > 21) return `${total} bust`;
   return soft ? `soft ${total}` : String(total);
 }
@@ -103,7 +103,7 @@ function renderDealer(view) {
   const hand = $("dealer-hand");
   const total = document.createElement("span");
   total.className = "total";
-  total.textContent = view.dealer.total === null ? "" : totalText(view.dealer.total, false);
+  total.textContent = totalText(view.dealer.total, false);
   hand.replaceChildren(...view.dealer.cards.map(cardEl), total);
 }
 
