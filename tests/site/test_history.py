@@ -69,6 +69,44 @@ def test_history_verify_links_voided_and_in_play(site: Site, browser: Browser) -
     browser.errors[:] = [e for e in browser.errors if "409" not in e]
 
 
+def test_history_says_each_hands_outcome_and_the_insurance(site: Site, browser: Browser) -> None:
+    page = browser.page()
+    sign_in(page, site, site.extra_user())
+    personal_table(page, "classic")
+    click(page, "Chip 5 USDC")
+    # a pair of 8s against the dealer's 6 up, T in the hole: hand 1 8 3 doubles and draws TH
+    # (21, won), hand 2 8 9 stands (17, lost); the dealer's 16 draws 2C (18)
+    site.stack(["8S", "TD", "8C", "6D", "3H", "9S", "TH"])
+    click(page, "Deal")
+    for name in ("Split", "Double", "Stand"):
+        page.wait_for_function(f"!document.querySelector('#{name.lower()}').disabled")
+        click(page, name)
+    page.wait_for_selector("#verify-link")
+    split = page.evaluate("window.__site.state.round.round_id")
+    site.stack(["TS", "KD", "9C", "AD"])  # 19 against the dealer's A up, K in the hole
+    click(page, "Rebet & deal")
+    page.wait_for_selector("#prompt[data-kind='insurance']")
+    click(page, "Insurance")
+    page.wait_for_function(f"window.__site.state.round.round_id !== '{split}'")
+    page.wait_for_selector("#verify-link")
+    insured = page.evaluate("window.__site.state.round.round_id")
+    page.goto(f"{site.url}/play/history/")
+    page.wait_for_selector(f"li.round[data-round='{insured}']")
+    lines = page.locator(f"li.round[data-round='{split}'] li.hand-line").all_inner_texts()
+    assert lines == [
+        "You box 1 hand 1: 8♠ 3♥ 10♥ (21) — won",
+        "You box 1 hand 2: 8♣ 9♠ (17) — lost",
+        "Dealer: 10♦ 6♦ 2♣ (18)",
+    ]
+    lines = page.locator(f"li.round[data-round='{insured}'] li.hand-line").all_inner_texts()
+    assert lines == [
+        "You: 10♠ 9♣ (19) — lost",
+        "Insurance (2.50 USDC): won +5.00 USDC",  # 2 to 1: the net of the round is 0.00
+        "Dealer: K♦ A♦ (21)",
+    ]
+    assert "net 0.00 USDC" in page.inner_text(f"li.round[data-round='{insured}']")
+
+
 def test_resume_after_the_socket_drops_mid_round(site: Site, browser: Browser) -> None:
     page = browser.page()
     sign_in(page, site, site.user())

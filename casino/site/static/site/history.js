@@ -5,11 +5,15 @@ const me = document.body.dataset.playerId;
 const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣" };
 const NAMES = { classic: "Classic", atlantic_city: "Atlantic City", duel: "Duel", duel_classic: "Duel classic" };
 const BOXES = ["centre", "right", "left"];
+const OUTCOMES = {
+  win: "won", lose: "lost", push: "push", blackjack: "blackjack", bust: "bust", even_money: "even money",
+  split: "shared the pot",
+};
 
 const cardText = (c) => (c.hidden ? "🂠" : `${c.card[0] === "T" ? "10" : c.card[0]}${SUITS[c.card[1]] ?? c.card[1]}`);
 const total = (t, soft) => (!t ? "" : t > 21 ? `${t} bust` : soft ? `soft ${t}` : String(t));
 
-function handLine(label, cards, t, soft, outcome) {
+function handLine(label, cards, t, outcome) {
   const li = document.createElement("li");
   li.className = "hand-line";
   li.textContent = `${label}: ${cards.map(cardText).join(" ")}${t !== "" ? ` (${t})` : ""}${outcome ? ` — ${outcome}` : ""}`;
@@ -42,8 +46,18 @@ function roundItem(r) {
       const result = results.find((x) => x.player_id === box.player_id && x.box === box.box && x.hand === i);
       const owner = mine ? "You" : `Player ${box.player_id}`;
       const where = many || box.hands.length > 1 ? ` box ${box.box + 1}${many && r.ruleset === "atlantic_city" ? ` (${BOXES[box.box]})` : ""} hand ${i + 1}` : "";
-      hands.append(handLine(`${owner}${where}`, hand.cards, total(hand.total, hand.soft), result?.outcome));
+      const said = result && (OUTCOMES[result.outcome] ?? result.outcome);
+      hands.append(handLine(`${owner}${where}`, hand.cards, total(hand.total, hand.soft), said));
     });
+  }
+  for (const ins of view.settlement?.insurance ?? []) {
+    if (ins.player_id !== me || !toMicro(ins.stake)) continue; // settled apart from the hand
+    const net = toMicro(ins.gross_return) - toMicro(ins.stake);
+    const li = document.createElement("li");
+    li.className = "hand-line";
+    const where = many ? ` box ${ins.box + 1}` : "";
+    li.textContent = `Insurance${where} (${usdc(toMicro(ins.stake))}): ${net > 0 ? `won +${usdc(net)}` : `lost ${usdc(net)}`}`;
+    hands.append(li);
   }
   if (view.dealer) {
     const dealer = handLine("Dealer", view.dealer.cards, total(view.dealer.total, false));
