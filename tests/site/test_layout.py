@@ -66,6 +66,22 @@ def test_the_classic_table_fits(site: Site, browser: Browser, width: int, height
     assert page.get_by_role("link", name="Verify").is_visible()
 
 
+def test_the_stats_pages_fit_a_phone(site: Site, browser: Browser) -> None:
+    page = browser.page(width=390, height=844)
+    sign_in(page, site, site.extra_user())
+    table = personal_table(page, "classic")
+    click(page, "Chip 1 USDC")
+    site.stack(["TS", "9D", "AS", "7D"])  # a blackjack: a round in the tables' stats
+    click(page, "Deal")
+    page.wait_for_selector("#verify-link")
+    page.goto(f"{site.url}/play/events/")
+    page.wait_for_selector(f"#table-stats tbody tr >> text='{table}'")
+    fits(page, [])  # six columns of amounts: the table scrolls inside the page, not the page
+    page.goto(f"{site.url}/play/leaderboard/")
+    page.wait_for_selector("#leaders tbody tr")
+    fits(page, [])
+
+
 def test_a_wrong_password_shows_the_servers_message(site: Site, browser: Browser) -> None:
     user = site.extra_user()
     answer = httpx.post(
