@@ -26,6 +26,15 @@ def test_sign_in_and_the_lobby(site: Site, browser: Browser) -> None:
     assert " – " in classic  # min – max
     click(page, "Faucet")
     page.wait_for_selector("#wallet-available:text('1,100.00 USDC')")
+    assert page.inner_text("#wallet-note") == "Added 100.00 USDC."
+    page.get_by_label("Amount", exact=True).fill("abc")
+    click(page, "Faucet")
+    page.wait_for_selector("#error:not([hidden])")
+    assert page.inner_text("#error") == 'amount must be a plain decimal string such as "12.5".'
+    assert page.inner_text("#wallet-note") == ""  # the earlier success is not this answer
+    assert page.inner_text("#wallet-available") == "1,100.00 USDC"
+    # The 400 of the refused amount is the browser's own network log line.
+    browser.errors[:] = [e for e in browser.errors if "400" not in e]
 
 
 def test_a_classic_round_played_by_clicking(site: Site, browser: Browser) -> None:

@@ -75,9 +75,11 @@ function walletForms() {
   $("faucet")?.addEventListener("submit", async (event) => {
     event.preventDefault();
     showError(null);
+    $("wallet-note").textContent = ""; // an earlier success is not this request's answer
     try {
-      await api("/api/wallet/faucet/", { method: "POST", body: { amount: $("faucet-amount").value.trim() } });
-      $("wallet-note").textContent = `Added ${$("faucet-amount").value.trim()} USDC.`;
+      const added = $("faucet-amount").value.trim();
+      await api("/api/wallet/faucet/", { method: "POST", body: { amount: added } });
+      $("wallet-note").textContent = `Added ${usdc(toMicro(added))}.`;
       await wallet();
     } catch (err) {
       showError(err);
@@ -86,6 +88,7 @@ function walletForms() {
   $("withdraw").addEventListener("submit", async (event) => {
     event.preventDefault();
     showError(null);
+    $("wallet-note").textContent = "";
     try {
       const w = await api("/api/wallet/withdrawals/", {
         method: "POST",
