@@ -179,6 +179,7 @@ def test_insurance_taken_and_declined_and_even_money(site: Site, browser: Browse
 
     deal(page, site, ["AS", "5D", "KH", "AH"])  # a blackjack against an ace
     page.wait_for_selector("#prompt[data-kind='even_money']")
+    assert mine(page).nth(0).locator(".total").inner_text() == "blackjack"  # not "soft 21"
     click(page, "Even money")
     page.wait_for_selector("#verify-link")
     assert "even money" in page.inner_text("#boxes")

@@ -70,8 +70,9 @@ function cardEl(c) {
   return span;
 }
 
-function totalText(total, soft) {
+function totalText(total, soft, cards = 0, split = false) {
   if (!total) return ""; // no total yet, or no card yet (a seat's bet before the deal totals 0)
+  if (total === 21 && cards === 2 && !split) return "blackjack"; // as the outcome and the verify page say
   if (total > 21) return `${total} bust`;
   return soft ? `soft ${total}` : String(total);
 }
@@ -103,7 +104,7 @@ function renderDealer(view) {
   const hand = $("dealer-hand");
   const total = document.createElement("span");
   total.className = "total";
-  total.textContent = totalText(view.dealer.total, false);
+  total.textContent = totalText(view.dealer.total, false, view.dealer.cards.length);
   hand.replaceChildren(...view.dealer.cards.map(cardEl), total);
 }
 
@@ -136,7 +137,7 @@ function renderBoxes(view) {
       }
       const total = document.createElement("span");
       total.className = "total";
-      total.textContent = totalText(hand.total, hand.soft);
+      total.textContent = totalText(hand.total, hand.soft, hand.cards.length, hand.split);
       const result = results.find((r) => r.player_id === box.player_id && r.box === box.box && r.hand === i);
       const out = document.createElement("span");
       out.className = "outcome";
