@@ -117,3 +117,16 @@ def test_a_duel_between_two_contexts(site: Site, browser: Browser) -> None:
         assert any('"TS"' in f and '"9C"' in f for f in early)  # the deal did come by socket
         leaks = [f for f in early for card in hidden[page] if card in f]
         assert leaks == [], leaks
+
+    # Another duel: b draws to 24 and is told so, not that b stood; a's 19 wins the pot.
+    site.stack(["TS", "9C", "9H", "5D", "KS"])
+    for page in (a, b):
+        page.wait_for_function("!document.querySelector('#ready').disabled")
+        click(page, "Ready")
+    b.wait_for_function("!document.querySelector('#hit').disabled")
+    click(b, "Hit")
+    b.wait_for_selector("#status:text('Bust (24): waiting for the reveal.')")
+    a.wait_for_function("!document.querySelector('#stand').disabled")
+    click(a, "Stand")
+    b.wait_for_selector("#verify-link")
+    assert f"Winners: Player {ids[a]}. Pot 1.00 USDC" in b.inner_text("#result-text")

@@ -209,7 +209,12 @@ function statusText(view) {
   if (view.phase === "insurance") return "Waiting for the insurance answers.";
   if (view.phase === "betting") return "Waiting for the bets.";
   if (view.phase === "beacon") return beaconText(view.beacon);
-  if (view.phase === "dueling") return a.size ? "Hit or stand before the timer ends." : "You stood: waiting for the reveal.";
+  if (view.phase === "dueling") {
+    if (a.size) return "Hit or stand before the timer ends.";
+    const hand = myBoxes(view)[0]?.hands[0];
+    if (!hand) return "Waiting for the reveal."; // watching, not in this duel
+    return hand.total > 21 ? `Bust (${hand.total}): waiting for the reveal.` : "You stood: waiting for the reveal.";
+  }
   if (view.turn?.player_id === me) return "Your turn.";
   if (view.turn) return `${who(view.turn.player_id)}'s turn.`;
   return "The dealer plays.";
