@@ -89,6 +89,25 @@ def test_the_balance_shows_each_stake_when_it_is_taken(site: Site, browser: Brow
     page.wait_for_selector("#balance:text('1,005.00 USDC')")
 
 
+def test_double_bet_and_deal_is_off_when_the_double_is_over_the_maximum(
+    site: Site, browser: Browser
+) -> None:
+    page = browser.page()
+    sign_in(page, site, site.extra_user())
+    personal_table(page, "classic")
+    click(page, "Chip 500 USDC")
+    click(page, "Chip 100 USDC")
+    assert not enabled(page, "X2")  # 1,200.00 USDC: over the table's 1,000.00 USDC
+    site.stack(["TS", "9D", "7C", "8D"])  # 17 against 17: a push
+    click(page, "Deal")
+    page.wait_for_function("!document.querySelector('#stand').disabled")
+    click(page, "Stand")
+    page.wait_for_selector("#verify-link")
+    page.wait_for_function("!document.querySelector('#rebet').disabled")
+    assert not enabled(page, "Double bet & deal")  # the server would refuse 1,200.00 USDC
+    assert enabled(page, "Rebet & deal") and enabled(page, "Change bet")
+
+
 def test_a_full_shared_table_is_watched_not_sat_at(site: Site, browser: Browser) -> None:
     a, b = browser.page(), browser.page()
     for page in (a, b):

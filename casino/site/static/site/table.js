@@ -313,6 +313,7 @@ function render() {
   $("betting").hidden = !bettingNow;
   $("again").hidden = !againNow;
   for (const id of ["change-bet", "rebet", "double-bet"]) $(id).disabled = s.busy;
+  if (s.lastBet.some((bet) => toMicro(bet) * 2 > maxBet)) $("double-bet").disabled = true; // as X2: over the maximum
   if (bettingNow) renderBetting();
 
   const lobby = $("duel-lobby");
