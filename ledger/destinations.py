@@ -30,6 +30,12 @@ NETWORK_LABELS = {
 }
 ADDRESS_MAX = 64
 
+
+def _article(label: str) -> str:
+    """The network's label with its indefinite article: An Ethereum, A Polygon."""
+    return f"{'An' if label[0] in 'AEIOU' else 'A'} {label}"
+
+
 _EVM = re.compile(r"0x[0-9a-fA-F]{40}")
 _BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 _BASE58_INDEX = {c: i for i, c in enumerate(_BASE58)}
@@ -129,7 +135,7 @@ def destination_clean(network: object, address: object) -> tuple[str, str]:
     if network in EVM_NETWORKS:
         if not _EVM.fullmatch(address):
             raise _invalid(
-                f"A {NETWORK_LABELS[network]} address is 0x followed by 40 hex digits.",
+                f"{_article(NETWORK_LABELS[network])} address is 0x followed by 40 hex digits.",
                 network,
                 address,
             )

@@ -84,7 +84,7 @@ def parse_amount(value: object, *, field: str = "amount", allow_zero: bool = Fal
     if micro > maximum:
         raise _reject(
             "amount_too_large",
-            f"{field} is above the maximum of {format_amount(maximum)} {CURRENCY}.",
+            f"{field} is above the maximum of {usdc(maximum)}.",
             field,
             value,
         )

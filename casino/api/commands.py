@@ -92,7 +92,7 @@ from casino.tables import services as tables
 from ledger.apis import AmountField
 from ledger.idempotency import fingerprint, idempotency_key_clean, key_reused_error
 from ledger.models import IdempotencyRecord
-from ledger.money import CURRENCY, format_amount, parse_amount
+from ledger.money import parse_amount, usdc
 
 # ---- the Idempotency-Key record ----
 
@@ -742,21 +742,23 @@ def deal_limits(*, table: Table, user: Any, mode: str, bets: list[int]) -> None:
     amounts = bets if mode == "bet" else tables.bets_resolve(user=user, mode=mode, bets=bets)
     if len(amounts) > rules.max_boxes:
         raise ApplicationError(
-            f"{table.ruleset} has at most {rules.max_boxes} betting boxes.", code="too_many_boxes"
+            f"{table.ruleset} has at most {rules.max_boxes} betting "
+            f"{'box' if rules.max_boxes == 1 else 'boxes'}.",
+            code="too_many_boxes",
         )
     for amount in amounts:
         if amount < 0 or amount % table.chip_unit:
             raise ApplicationError(
-                f"bets are multiples of {format_amount(table.chip_unit)} {CURRENCY}",
+                f"bets are multiples of {usdc(table.chip_unit)}",
                 code="invalid_amount",
             )
         if 0 < amount < table.min_bet:
             raise ApplicationError(
-                f"the table minimum is {format_amount(table.min_bet)} {CURRENCY}",
+                f"the table minimum is {usdc(table.min_bet)}",
                 code="bet_below_minimum",
             )
         if amount > table.max_bet:
             raise ApplicationError(
-                f"the table maximum is {format_amount(table.max_bet)} {CURRENCY}",
+                f"the table maximum is {usdc(table.max_bet)}",
                 code="bet_above_maximum",
             )

@@ -84,18 +84,22 @@ def test_negative_and_malformed_boxes_are_still_refused(api: Api) -> None:
 
 
 @pytest.mark.parametrize(
-    ("bets", "code"),
+    ("bets", "code", "message"),
     [
-        (["1001"], "bet_above_maximum"),  # the classic default maximum is 1,000 USDC
-        (["0.05"], "bet_below_minimum"),
-        (["0.155"], "invalid_amount"),  # off the 0.01 chip unit
-        (["1", "1"], "too_many_boxes"),  # classic has one box
+        (["1001"], "bet_above_maximum", "the table maximum is 1000.00 USDC"),
+        (["0.05"], "bet_below_minimum", "the table minimum is 0.10 USDC"),
+        (["0.155"], "invalid_amount", "bets are multiples of 0.01 USDC"),  # the chip unit
+        (["1", "1"], "too_many_boxes", "classic has at most 1 betting box."),
     ],
 )
-def test_the_table_s_limits_come_before_the_balance(bets: list[str], code: str) -> None:
+def test_the_table_s_limits_come_before_the_balance(
+    bets: list[str], code: str, message: str
+) -> None:
+    """Refused for the table's limits, in USDC as a player reads them (not 1000.000000)."""
     poor = Api(make_player(funds=10_000))  # 0.01 USDC: short for every one of these
     table = personal(poor, "classic")
-    error(poor.post(f"/api/tables/{table}/deal/", {"bets": bets}), 400, code)
+    refused = error(poor.post(f"/api/tables/{table}/deal/", {"bets": bets}), 400, code)
+    assert refused["message"] == message
     assert not Round.objects.filter(table_id=table).exists()
 
 

@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 
 from casino.platform.errors import ApplicationError
 from ledger import services
-from ledger.destinations import destination_clean, eip55, keccak256
+from ledger.destinations import NETWORK_LABELS, destination_clean, eip55, keccak256
 from ledger.models import JournalEntry, WithdrawalRequest
 from ledger.selectors import wallet_balances
 from tests.dashboard.conftest import login, make_player
@@ -65,8 +65,10 @@ def test_evm_addresses(network: str) -> None:
     )
     for bad in (EVM[:-1], EVM + "0", "5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed", EVM[:-1] + "g"):
         code, message = error_of(lambda bad=bad: destination_clean(network, bad))
-        assert code == "destination_invalid" and message.endswith(
-            "address is 0x followed by 40 hex digits."
+        article = "An" if network in ("ethereum", "arbitrum") else "A"
+        assert (code, message) == (
+            "destination_invalid",
+            f"{article} {NETWORK_LABELS[network]} address is 0x followed by 40 hex digits.",
         )
     assert error_of(lambda: destination_clean(network, SOLANA))[0] == "destination_invalid"
 
