@@ -260,16 +260,7 @@ class RoundReviewAdmin(ReadOnlyAdmin):
     list_display_links = ("flagged_at",)  # the round cell links to the round's review page
     list_filter = ("pending", "resolution")
     search_fields = ("round_id",)
-    fields = readonly_fields = (
-        "round",
-        "pending",
-        "reasons_text",
-        "flagged_at",
-        "resolution",
-        "reviewed_by",
-        "reviewed_at",
-        "notes",
-    )
+    fields = readonly_fields = list_display
 
     @admin.display(description="round", ordering="round_id")
     def round(self, obj: RoundReview) -> str:

@@ -68,18 +68,12 @@ class WithdrawalRequestAdmin(ReadOnlyAdmin):
     list_filter = ("status", "network")
     list_select_related = ("user", "resolved_by")
     search_fields = ("user__username", "address")
+    # The record's page: the list's fields and the two journal entries.
     fields = readonly_fields = (
-        "reference",
-        "player",
-        "amount",
-        "network",
-        "address",
-        "status",
-        "created_at",
+        *list_display[:7],
         "request_entry",
         "resolution_entry",
-        "resolved_by",
-        "resolved_at",
+        *list_display[7:],
     )
 
     @admin.display(description="reference", ordering="pk")
