@@ -21,6 +21,7 @@ import argparse
 import dataclasses
 import itertools
 import json
+import os
 import re
 import sys
 import time
@@ -403,6 +404,24 @@ def _leaves_progress(read: int, size: int) -> None:
     print(f"\r{read:,}/{size:,} log leaves read", end="\n" if read >= size else "", file=sys.stderr)
 
 
+# Worker processes --jobs may start: a few per core (the work is CPU-bound, so more only
+# costs memory and start-up; a typo of 1000 must not fork a thousand interpreters).
+MAX_JOBS = 4 * (os.cpu_count() or 1)
+
+
+def _jobs(value: str) -> int:
+    """--jobs: a whole number of worker processes from 1 to MAX_JOBS."""
+    try:
+        jobs = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if not 1 <= jobs <= MAX_JOBS:
+        raise argparse.ArgumentTypeError(
+            f"{jobs} is outside 1..{MAX_JOBS} (4 per core on this machine's {os.cpu_count()})"
+        )
+    return jobs
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """CLI entry point: exit 0 when every round verifies, 1 on any failure, 2 on bad usage."""
     parser = argparse.ArgumentParser(
@@ -415,7 +434,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         "--no-replay", action="store_true", help="skip the proof of play (the round decided anew)"
     )
     parser.add_argument("--quiet", action="store_true", help="print failures and the summary only")
-    parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument(
+        "--jobs", type=_jobs, default=1, help=f"worker processes, 1..{MAX_JOBS} (default 1)"
+    )
     parser.add_argument("--checkpoint", help="a signed checkpoint of the transparency log (file)")
     parser.add_argument("--vkey", help="the log's verifier key, or @file holding it")
     parser.add_argument(
@@ -458,7 +479,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     cross = CrossRounds()
     logged: list[RoundReport] = []  # what the log check reads of each round
     with source:
-        for report in _reports(source, keys, replay_on, max(args.jobs, 1)):
+        for report in _reports(source, keys, replay_on, args.jobs):
             cross.add(report)
             if args.log:
                 logged.append(report)

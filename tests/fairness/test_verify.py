@@ -400,6 +400,27 @@ def test_cli_with_jobs_reports_every_line_in_order(tmp_path: Path) -> None:
     assert rows[6].startswith("6 rounds: 5 verified, 1 failed") and "proof of play on" in rows[6]
 
 
+@pytest.mark.parametrize(
+    ("jobs", "why"),
+    [
+        ("0", "0 is outside 1.."),
+        ("-3", "-3 is outside 1.."),
+        ("100000", "100000 is outside 1.."),
+        ("two", "'two' is not a whole number"),
+    ],
+)
+def test_cli_refuses_a_jobs_count_it_cannot_use(tmp_path: Path, jobs: str, why: str) -> None:
+    """Exit 2 naming the value, before any worker starts (0 ran one job; 100000 forked)."""
+    file = write_bundle(tmp_path / "b.jsonl", [bundle(1)])
+    out = subprocess.run(
+        [sys.executable, "-m", "fairness.verify", str(file), "--jobs", jobs],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert out.returncode == 2, out.stdout
+    assert f"argument --jobs: {why}" in out.stderr
+    assert out.stdout == ""
+
+
 BODY_KEYS = ("stream", "version", "type", "schema_version", "data", "recorded_at")
 
 
