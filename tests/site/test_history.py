@@ -102,7 +102,7 @@ def test_history_says_each_hands_outcome_and_the_insurance(site: Site, browser: 
     assert lines == [
         "You: 10♠ 9♣ (19) — lost",
         "Insurance (2.50 USDC): won +5.00 USDC",  # 2 to 1: the net of the round is 0.00
-        "Dealer: K♦ A♦ (21)",
+        "Dealer: K♦ A♦ (blackjack)",  # as the table page and the verify page say
     ]
     assert "net 0.00 USDC" in page.inner_text(f"li.round[data-round='{insured}']")
 

@@ -25,6 +25,21 @@ export function usdc(micro) {
   return `${whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",")}.${frac.padEnd(2, "0")} USDC`;
 }
 
+/** A hand's total as players read it: "" before its cards, "blackjack" (the first two cards of
+ * an unsplit hand, as the outcome and the verify page say), "24 bust", "soft 17", "17". */
+export function totalText(total, soft, cards = 0, split = false) {
+  if (!total) return ""; // no total yet, or no card yet (a seat's bet before the deal totals 0)
+  if (total === 21 && cards === 2 && !split) return "blackjack";
+  if (total > 21) return `${total} bust`;
+  return soft ? `soft ${total}` : String(total);
+}
+
+/** A settled hand's outcome in words. */
+export const OUTCOMES = {
+  win: "won", lose: "lost", push: "push", blackjack: "blackjack", bust: "bust", even_money: "even money",
+  split: "shared the pot",
+};
+
 function cookie(name) {
   const hit = document.cookie.split("; ").find((c) => c.startsWith(`${name}=`));
   return hit ? decodeURIComponent(hit.slice(name.length + 1)) : "";

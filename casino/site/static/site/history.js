@@ -1,17 +1,12 @@
 // /play/history/: your rounds, newest first, a page at a time (the API's keyset cursor).
-import { $, api, showError, toMicro, usdc } from "./common.js";
+import { $, OUTCOMES, api, showError, toMicro, totalText, usdc } from "./common.js";
 
 const me = document.body.dataset.playerId;
 const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣" };
 const NAMES = { classic: "Classic", atlantic_city: "Atlantic City", duel: "Duel", duel_classic: "Duel classic" };
 const BOXES = ["centre", "right", "left"];
-const OUTCOMES = {
-  win: "won", lose: "lost", push: "push", blackjack: "blackjack", bust: "bust", even_money: "even money",
-  split: "shared the pot",
-};
 
 const cardText = (c) => (c.hidden ? "🂠" : `${c.card[0] === "T" ? "10" : c.card[0]}${SUITS[c.card[1]] ?? c.card[1]}`);
-const total = (t, soft) => (!t ? "" : t > 21 ? `${t} bust` : soft ? `soft ${t}` : String(t));
 
 function handLine(label, cards, t, outcome) {
   const li = document.createElement("li");
@@ -47,7 +42,7 @@ function roundItem(r) {
       const owner = mine ? "You" : `Player ${box.player_id}`;
       const where = many || box.hands.length > 1 ? ` box ${box.box + 1}${many && r.ruleset === "atlantic_city" ? ` (${BOXES[box.box]})` : ""} hand ${i + 1}` : "";
       const said = result && (OUTCOMES[result.outcome] ?? result.outcome);
-      hands.append(handLine(`${owner}${where}`, hand.cards, total(hand.total, hand.soft), said));
+      hands.append(handLine(`${owner}${where}`, hand.cards, totalText(hand.total, hand.soft, hand.cards.length, hand.split), said));
     });
   }
   for (const ins of view.settlement?.insurance ?? []) {
@@ -60,7 +55,7 @@ function roundItem(r) {
     hands.append(li);
   }
   if (view.dealer) {
-    const dealer = handLine("Dealer", view.dealer.cards, total(view.dealer.total, false));
+    const dealer = handLine("Dealer", view.dealer.cards, totalText(view.dealer.total, false, view.dealer.cards.length));
     dealer.classList.add("dealer-line");
     hands.append(dealer);
   }

@@ -2,7 +2,7 @@
 // which buttons are enabled (view.actions); the page only renders it and sends commands, over
 // the table WebSocket when it is open (REST otherwise), and resumes after a dropped socket.
 import {
-  $, ApiError, amount, api, newKey, playerId, refreshBalance, showError, toMicro, usdc,
+  $, ApiError, OUTCOMES, amount, api, newKey, playerId, refreshBalance, showError, toMicro, totalText, usdc,
 } from "./common.js";
 
 const table = JSON.parse($("table-data").textContent);
@@ -69,18 +69,6 @@ function cardEl(c) {
   span.setAttribute("aria-label", `${RANK_WORDS[rank] ?? rank} of ${SUIT_WORDS[suit] ?? suit}`);
   return span;
 }
-
-function totalText(total, soft, cards = 0, split = false) {
-  if (!total) return ""; // no total yet, or no card yet (a seat's bet before the deal totals 0)
-  if (total === 21 && cards === 2 && !split) return "blackjack"; // as the outcome and the verify page say
-  if (total > 21) return `${total} bust`;
-  return soft ? `soft ${total}` : String(total);
-}
-
-const OUTCOMES = {
-  win: "won", lose: "lost", push: "push", blackjack: "blackjack", bust: "bust", even_money: "even money",
-  split: "shared the pot",
-};
 
 // ---- rendering -------------------------------------------------------------------------
 
