@@ -13,6 +13,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from fairness import note, tlog
 from fairness.verify import main as verify_main
+from tests.fairness.terminal import verify_on_a_terminal
 
 ORIGIN = "example.test/log"
 LEAVES = [b'{"kind":"journal_entry"}', b'{"kind":"journal_entry","n":2}']
@@ -74,24 +75,10 @@ def test_reading_the_leaves_shows_progress_on_a_terminal(
     tmp_path: Path, log_args: list[str]
 ) -> None:
     """A large log is many pages of 1,000 leaves: the verifier said nothing while it read them."""
-    import os
-    import pty
-    import subprocess
-    import sys
-
     bundle = tmp_path / "rounds.jsonl"
     bundle.write_text("")
     saved = tmp_path / "leaves.jsonl"
     saved.write_text(leaf(0, LEAVES[0]) + leaf(1, LEAVES[1]))
-    master, slave = pty.openpty()
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "fairness.verify", str(bundle), *log_args, "--log", str(saved)],
-            stdout=subprocess.PIPE, stderr=slave, text=True, timeout=120,
-        )  # fmt: skip
-        os.close(slave)
-        shown = os.read(master, 4096).decode()
-    finally:
-        os.close(master)
+    done, shown = verify_on_a_terminal(str(bundle), *log_args, "--log", str(saved))
     assert "\r2/2 log leaves read" in shown
     assert f"OK   log {ORIGIN}: checkpoint at size 2" in done.stdout

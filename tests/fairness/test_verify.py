@@ -27,6 +27,7 @@ from fairness.verify import (
     verify_lines,
     verify_round,
 )
+from tests.fairness.terminal import verify_on_a_terminal
 
 KEY = private_key_from_hex(hashlib.sha256(b"operator").hexdigest())
 CHAIN = create_chain(10, head=hashlib.sha256(b"chain").hexdigest())
@@ -570,9 +571,6 @@ def test_a_second_events_or_receipt_key_cannot_smuggle_a_forgery_past_the_checks
 
 
 def test_progress_is_shown_on_a_terminal(tmp_path: Path) -> None:
-    import os
-    import pty
-
     file = tmp_path / "many.jsonl"
     chain = create_chain(260, head=hashlib.sha256(b"many").hexdigest())
     # 260 rounds of one chain (the same round 260 times fails: a round id repeated)
@@ -584,16 +582,7 @@ def test_progress_is_shown_on_a_terminal(tmp_path: Path) -> None:
         for k in range(1, 261)
     ]  # fmt: skip
     file.write_text("".join(canonical_text(line) + "\n" for line in rounds))
-    master, slave = pty.openpty()
-    try:
-        out = subprocess.run(
-            [sys.executable, "-m", "fairness.verify", str(file), "--quiet", "--no-replay"],
-            stdout=subprocess.PIPE, stderr=slave, text=True, timeout=120,
-        )  # fmt: skip
-        os.close(slave)
-        progress = os.read(master, 4096).decode()
-    finally:
-        os.close(master)
+    out, progress = verify_on_a_terminal(str(file), "--quiet", "--no-replay")
     assert out.returncode == 0
     assert "\r250 rounds, 0 failed, " in progress
     assert out.stdout.startswith("260 rounds: 260 verified, 0 failed")
