@@ -49,13 +49,17 @@ IDEMPOTENCY_HEADER = OpenApiParameter(
 class AmountField(serializers.Field[int, Any, str, Any]):
     """A USDC amount as a decimal string; parsed strictly by ledger.money (400 on anything else)."""
 
+    def amount_name(self) -> str:
+        """The field a refusal names (`details.field`)."""
+        return self.field_name or "amount"
+
     def validate_empty_values(self, data: Any) -> tuple[bool, Any]:
         if data is None:  # JSON null is a bare value too: same clear error as a number
-            parse_amount(data, field=self.field_name or "amount")
+            parse_amount(data, field=self.amount_name())
         return super().validate_empty_values(data)
 
     def to_internal_value(self, data: Any) -> int:
-        return parse_amount(data, field=self.field_name or "amount")
+        return parse_amount(data, field=self.amount_name())
 
     def to_representation(self, value: int) -> str:
         return format_amount(value)

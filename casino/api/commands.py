@@ -496,10 +496,14 @@ class EvenMoneyInput(serializers.Serializer[Any]):
 
 class BetAmountField(AmountField):
     """One box's bet: an amount, or 0 for a box left empty (the engine's PlaceBet). A refusal
-    names `bets`, the field the client sent (the list's item has no name of its own)."""
+    names `bets`, the field the client sent (the list's item has no name of its own), a null
+    box too."""
+
+    def amount_name(self) -> str:
+        return "bets"
 
     def to_internal_value(self, data: Any) -> int:
-        return parse_amount(data, field="bets", allow_zero=True)
+        return parse_amount(data, field=self.amount_name(), allow_zero=True)
 
 
 @extend_schema_serializer(component_name="TableDealInput")

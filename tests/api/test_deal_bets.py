@@ -72,6 +72,7 @@ def test_negative_and_malformed_boxes_are_still_refused(api: Api) -> None:
         (["1", "-1"], "amount_negative", "-1"),
         (["1", "0.0000001"], "amount_too_precise", "0.0000001"),
         (["1", 0], "amount_not_string", "0"),
+        (["1", None], "amount_not_string", "None"),  # a null box named `bets`, not `amount`
     ]
     for bets, code, value in refusals:
         response = api.post(f"/api/tables/{table}/deal/", {"bets": bets})
