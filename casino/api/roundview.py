@@ -15,7 +15,7 @@ from rest_framework import serializers
 from casino.engine.views import ACTIONS
 from casino.rounds.publish import round_view_out
 
-PHASES = ["betting", "insurance", "playing", "dueling", "settled", "voided"]
+PHASES = ["betting", "insurance", "playing", "dueling", "beacon", "settled", "voided"]
 HAND_STATUSES = ["open", "stood", "bust", "blackjack", "even_money"]
 INSURANCE_STATUSES = ["", "offered", "even_money_offered", "taken", "declined", "even_money"]
 OUTCOMES = ["win", "lose", "push", "blackjack", "bust", "even_money"]
@@ -174,6 +174,18 @@ class VoidOut(serializers.Serializer[Any]):
     voided_at_ms = serializers.IntegerField()
 
 
+@extend_schema_serializer(component_name="RoundBeacon")
+class BeaconOut(serializers.Serializer[Any]):
+    name = serializers.CharField(help_text="the beacon's name (GET /api/fairness/beacon)")
+    public_key = serializers.CharField(help_text="the key its rounds are signed with")
+    round = serializers.IntegerField(
+        allow_null=True, help_text="the beacon round the deal waits for; null until betting closes"
+    )
+    round_time = serializers.IntegerField(
+        allow_null=True, help_text="when that round is published (Unix seconds), or null"
+    )
+
+
 @extend_schema_serializer(component_name="RoundView")
 class RoundView(serializers.Serializer[Any]):
     """A round as you may see it. Cards you may not see yet (the dealer's face-down card, in a
@@ -210,6 +222,10 @@ class RoundView(serializers.Serializer[Any]):
     )
     my_options = MyOptionsOut(required=False, help_text="your options in this round")
     dealer = DealerOut(required=False, help_text="the dealer's hand (not in a duel)")
+    beacon = BeaconOut(
+        required=False,
+        help_text="shared tables (duel, duel_classic): the public randomness the deal waits for",
+    )
 
 
 @extend_schema_field(RoundView)

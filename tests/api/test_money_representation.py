@@ -214,6 +214,12 @@ def test_the_schema_documents_the_round_view_and_its_money(client: Client) -> No
         view["properties"]
     )
     assert "additionalProperties" not in components["RoundOut"]["properties"]["view"]
+    # a shared table's view carries `beacon` (docs/api.md, "Shared tables wait for the beacon")
+    assert view["properties"]["beacon"]["allOf"][0]["$ref"].endswith("/RoundBeacon")
+    beacon = components["RoundBeacon"]["properties"]
+    assert set(beacon) == {"name", "public_key", "round", "round_time"}
+    phase = view["properties"]["phase"]
+    assert "beacon" in components[phase["$ref"].rsplit("/", 1)[1]]["enum"]
     box = components["RoundBox"]["properties"]
     assert box["bet"]["type"] == "string" and "pattern" in box["bet"]
     items = components["RoundView"]["properties"]["actions"]["items"]
