@@ -237,7 +237,7 @@ def test_origin_is_checked_and_big_or_malformed_messages_are_refused() -> None:
         assert (await ws.receive_json_from())["type"] == "pong"
         await ws.send_to(text_data=json.dumps({"type": "ping", "pad": "x" * MAX_MESSAGE_BYTES}))
         closed = await ws.receive_output(timeout=5)
-        assert closed == {"type": "websocket.close", "code": 1009}
+        assert closed == {"type": "websocket.close", "code": 4009}
 
     run(scenario)
 
@@ -256,3 +256,24 @@ def test_someone_elses_personal_table_cannot_be_watched(api: Api) -> None:
         await connect(table_id, api.user)
 
     run(scenario)
+
+
+def test_every_close_code_is_one_a_real_server_can_send() -> None:
+    """daphne closes through autobahn, which takes 1000 or 3000-4999 from an application and
+    raises on anything else: the socket then closed 1011 with an error logged, not 1009."""
+    from autobahn.websocket.protocol import WebSocketProtocol
+
+    from casino.live import consumers
+
+    sent: list[int | None] = []
+
+    class Protocol(WebSocketProtocol):
+        def sendCloseFrame(
+            self, code: int | None = None, reasonUtf8: bytes | None = None, isReply: bool = False
+        ) -> None:
+            sent.append(code)
+
+    codes = [consumers.CLOSE_TOO_BIG, consumers.CLOSE_BAD_TOKEN, consumers.CLOSE_NOT_FOUND]
+    for code in codes:
+        Protocol().sendClose(code=code)
+    assert sent == codes == [4009, 4401, 4404]

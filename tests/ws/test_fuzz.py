@@ -176,7 +176,7 @@ def test_every_hostile_frame_gets_a_clear_error_or_a_documented_close(scene: Sce
             await send_frame(ws, frame)
             if expected == CLOSED:
                 got = await ws.receive_output(timeout=10)
-                if got != {"type": "websocket.close", "code": 1009}:
+                if got != {"type": "websocket.close", "code": 4009}:
                     wrong.append((who, frame[:60], got))
                 continue
             reply = await answer(ws)
@@ -265,7 +265,7 @@ def test_generated_junk_from_the_owner_changes_nothing_and_never_fails_the_serve
         ws, _ = await connect(scene.alice_table, scene.alice)
         await send_frame(ws, frame)
         if size > MAX_MESSAGE_BYTES:  # a frame over the limit closes the socket (documented)
-            assert await ws.receive_output(timeout=10) == {"type": "websocket.close", "code": 1009}
+            assert await ws.receive_output(timeout=10) == {"type": "websocket.close", "code": 4009}
             return
         await ws.send_json_to({"type": "ping"})
         replies = []
