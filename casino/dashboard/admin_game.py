@@ -24,7 +24,6 @@ from django.utils.html import format_html
 from casino.dashboard import display, roundpage
 from casino.dashboard import views as dashboard_views
 from casino.dashboard.readonly import ReadOnlyAdmin
-from casino.dashboard.tables import newer_version
 from casino.dashboard.templatetags.usdc import short_id as short_id_html
 from casino.engine.rules import DUEL, RULESETS
 from casino.eventstore.models import StoredEvent
@@ -267,18 +266,14 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         permissions=["add", "change"],
     )
     def new_versions(self, request: HttpRequest, queryset: QuerySet[Table]) -> None:
-        tables = list(queryset.order_by("pk"))
-        made = dashboard_views.table_new_versions(tables=tables)
-        made_ids = {t.pk for t in made}
-        for table in tables:
-            newer = newer_version(table)
-            if newer is not None and newer.pk not in made_ids:
-                self.message_user(
-                    request,
-                    f"Not opened: {table.name} v{table.version} (#{table.pk}) already has "
-                    f"v{newer.version} (#{newer.pk}).",
-                    messages.ERROR,
-                )
+        made, skipped = dashboard_views.table_new_versions(tables=list(queryset.order_by("pk")))
+        for table, newer in skipped:
+            self.message_user(
+                request,
+                f"Not opened: {table.name} v{table.version} (#{table.pk}) already has "
+                f"v{newer.version} (#{newer.pk}).",
+                messages.ERROR,
+            )
         if made:
             self.message_user(
                 request,

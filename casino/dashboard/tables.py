@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from django.db import transaction
 
@@ -24,7 +25,12 @@ def newer_version(table: Table) -> Table | None:
     )
 
 
-def table_new_versions(*, tables: Sequence[Table]) -> list[Table]:
+class NewVersions(NamedTuple):
+    made: list[Table]  # the new versions opened
+    skipped: list[tuple[Table, Table]]  # (a table, the newer version it already had)
+
+
+def table_new_versions(*, tables: Sequence[Table]) -> NewVersions:
     """Close each table to new rounds and open a copy with the next version number.
 
     Rounds already open finish at the old version; new rounds open at the new one, whose
@@ -32,11 +38,14 @@ def table_new_versions(*, tables: Sequence[Table]) -> list[Table]:
     already has a newer version is skipped (the action sent twice, from a second tab): it
     would open a second table of that version.
     """
-    made = []
+    made: list[Table] = []
+    skipped: list[tuple[Table, Table]] = []
     with transaction.atomic(durable=True):
         for table in tables:
             old = Table.objects.select_for_update().get(pk=table.pk)
-            if newer_version(old) is not None:
+            newer = newer_version(old)
+            if newer is not None:
+                skipped.append((old, newer))
                 continue
             old.status = TableStatus.CLOSED
             old.save(update_fields=["status"])
@@ -55,4 +64,4 @@ def table_new_versions(*, tables: Sequence[Table]) -> list[Table]:
                     )
                 )
             )
-    return made
+    return NewVersions(made, skipped)

@@ -145,7 +145,7 @@ def test_the_admin_add_form_creates_the_table_with_its_chain() -> None:
 
 def test_a_new_table_version_has_its_commitment_at_once() -> None:
     old = tables.table_create(name="v", ruleset="duel_classic", min_bet=10**6, max_bet=10**8)
-    (new,) = table_new_versions(tables=[old])
+    (new,) = table_new_versions(tables=[old]).made
     assert new.version == 2
     assert_fresh(new)
 
